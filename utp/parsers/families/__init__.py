@@ -1,0 +1,1 @@
+"""One module per call family; each registers itself with @register_family."""
