@@ -53,6 +53,8 @@ def _view_mapping(resp: Mapping[str, Any]) -> ResponseView:
     )
     calls = message.get("tool_calls")
     native = list(calls) if isinstance(calls, list) else []
+    if not native:
+        native = _tool_use_blocks(message.get("content"))
     legacy = message.get("function_call")  # OpenAI's pre-tools single call
     if not native and isinstance(legacy, Mapping) and legacy.get("name"):
         native = [{"function": legacy}]
@@ -75,10 +77,11 @@ def _view_object(obj: Any) -> ResponseView:
         inner.finish_reason = inner.finish_reason or _str_or_none(getattr(obj, "done_reason", None))
         return inner
     calls = getattr(obj, "tool_calls", None)
+    native = list(calls) if isinstance(calls, (list, tuple)) else []
     return ResponseView(
         content=_text(getattr(obj, "content", "")),
         thinking=_text(getattr(obj, "thinking", None) or getattr(obj, "reasoning_content", None)),
-        native_calls=list(calls) if isinstance(calls, (list, tuple)) else [],
+        native_calls=native or _tool_use_blocks(getattr(obj, "content", None)),
         finish_reason=_str_or_none(getattr(obj, "finish_reason", None) or getattr(obj, "done_reason", None)),
         raw=obj,
     )
@@ -92,12 +95,27 @@ def _text(value: Any) -> str:
     if isinstance(value, list):  # content parts: [{"type": "text", "text": ...}]
         parts = []
         for part in value:
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-            elif isinstance(part, str):
+            if isinstance(part, str):
                 parts.append(part)
+            elif isinstance(get_field(part, "text"), str):  # mappings and SDK block objects
+                parts.append(get_field(part, "text"))
         return "".join(parts)
     return str(value)
+
+
+def _tool_use_blocks(content: Any) -> list[Any]:
+    """Anthropic puts calls in the content list as ``tool_use`` blocks; read them as native calls."""
+    if not isinstance(content, list):
+        return []
+    return [
+        {
+            "id": get_field(part, "id"),
+            "type": "function",
+            "function": {"name": get_field(part, "name"), "arguments": get_field(part, "input", None) or {}},
+        }
+        for part in content
+        if get_field(part, "type") == "tool_use" and isinstance(get_field(part, "name"), str)
+    ]
 
 
 def _str_or_none(value: Any) -> str | None:

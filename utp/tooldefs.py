@@ -44,7 +44,7 @@ def normalize_tool(item: Any, where: str = "tool") -> Tool:
     if not isinstance(item, Mapping):
         item = _object_to_mapping(item, where)
     data: Mapping[str, Any] = item
-    if data.get("type") == "function" and isinstance(data.get("function"), Mapping):
+    if isinstance(data.get("function"), Mapping) and (data.get("type") == "function" or "name" not in data):
         data = {**data["function"], **{k: v for k, v in data.items() if k in ("tier", "requires_confirmation")}}
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
@@ -87,6 +87,8 @@ def _to_json_schema(source: Any, where: str) -> dict[str, Any]:
         return {"type": "object", "properties": {}}
     if not isinstance(source, Mapping):
         raise ToolDefinitionError(f"{where}: parameters must be an object, got {type(source).__name__}")
+    if isinstance(source.get("type"), str) and source["type"] != "object":
+        raise ToolDefinitionError(f"{where}: parameters must be an object schema, got type {source['type']!r}")
     if _looks_like_json_schema(source):
         schema = dict(source)
         schema.setdefault("type", "object")
@@ -96,7 +98,12 @@ def _to_json_schema(source: Any, where: str) -> dict[str, Any]:
 
 
 def _looks_like_json_schema(source: Mapping[str, Any]) -> bool:
-    if source.get("type") == "object" or "properties" in source:
+    if source.get("type") == "object":
+        return True
+    props = source.get("properties")
+    # A seed-002 dict may have a *parameter* named "properties"; its spec has a
+    # string "type", where a JSON Schema's properties map holds schemas.
+    if isinstance(props, Mapping) and not isinstance(props.get("type"), str):
         return True
     return not source  # {} is an empty schema
 
@@ -114,13 +121,16 @@ def _parameter_dict_to_schema(params: Mapping[str, Any], where: str) -> dict[str
             raise ToolDefinitionError(
                 f"{where}: parameter {pname!r} has type {ptype!r}; expected one of {sorted(_JSON_SCHEMA_TYPES)}"
             )
-        prop: dict[str, Any] = {"type": ptype}
-        if spec.get("description"):
-            prop["description"] = spec["description"]
-        if spec.get("default") is not None:
-            prop["default"] = spec["default"]
-        if spec.get("enum"):
-            prop["enum"] = list(spec["enum"])
+        # Keep any other JSON Schema keywords (items, minimum...) the caller wrote;
+        # only the boolean "required" is seed 002's own and moves to the object.
+        prop: dict[str, Any] = {k: v for k, v in spec.items() if k != "required" and v is not None}
+        if not prop.get("description"):
+            prop.pop("description", None)
+        if "enum" in prop:
+            if not prop["enum"]:
+                del prop["enum"]
+            else:
+                prop["enum"] = list(prop["enum"])
         properties[str(pname)] = prop
         if spec.get("required"):
             required.append(str(pname))

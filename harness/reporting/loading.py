@@ -1,0 +1,178 @@
+"""Reading stored run records for reports and tuning, with errors that say where.
+
+Reports are rebuilt from ``reports/results/*.jsonl`` without running a model,
+so a hand-edited or half-written results file must produce a message naming
+the file and line, not a traceback. A scenario re-run with ``--resume`` or
+again later appends a newer record for the same key; the newest one wins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.records import TornRecordWarning, model_slug
+from harness.scoring import SCORER_VERSION, score_run
+
+
+class ReportError(Exception):
+    """Stored results that cannot be read (message names file, line and field)."""
+
+
+#: fields a record must carry to be placed in a report
+REQUIRED_FIELDS = ("model", "format", "suite", "scenario")
+
+
+def record_key(record: Mapping[str, Any]) -> tuple[str, str, str, str, int]:
+    return (
+        str(record.get("model")),
+        str(record.get("format")),
+        str(record.get("suite")),
+        str(record.get("scenario")),
+        int(record.get("repeat") or 0),
+    )
+
+
+def result_files(results_dir: str | Path) -> list[Path]:
+    directory = Path(results_dir)
+    if not directory.is_dir():
+        raise ReportError(f"{directory}: results directory does not exist (run `utp eval` first)")
+    return sorted(p for p in directory.glob("*.jsonl") if p.is_file())
+
+
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """Every record of one JSONL file.
+
+    Blank lines are skipped; a line that is not JSON (a torn append) is
+    skipped with a :class:`TornRecordWarning`; a JSON line that is not a
+    usable run record is an error naming file, line and field.
+    """
+    path = Path(path)
+    records = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{path}: cannot read results file: {exc}") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            # an interrupted append leaves one torn line; the runner skips it too
+            warnings.warn(
+                f"{path}:{number}: skipped a line that is not valid JSON ({exc.msg} at column {exc.colno})",
+                TornRecordWarning,
+                stacklevel=2,
+            )
+            continue
+        if not isinstance(record, dict):
+            raise ReportError(f"{path}:{number}: a run record must be a JSON object, got {type(record).__name__}")
+        for name in REQUIRED_FIELDS:
+            if not isinstance(record.get(name), str) or not record.get(name):
+                raise ReportError(f"{path}:{number}: field {name!r} is missing or not a non-empty string")
+        if not isinstance(record.get("turns", []), list):
+            raise ReportError(f"{path}:{number}: field 'turns' must be a list")
+        if record.get("scores") is not None and not isinstance(record.get("scores"), dict):
+            raise ReportError(f"{path}:{number}: field 'scores' must be an object")
+        records.append(record)
+    return records
+
+
+def load_records(results_dirs: str | Path | Iterable[str | Path]) -> list[dict[str, Any]]:
+    """Records of one or more results directories, newest per (model, format, suite, scenario, repeat)."""
+    dirs = [results_dirs] if isinstance(results_dirs, (str, Path)) else list(results_dirs)
+    latest: dict[tuple[str, str, str, str, int], dict[str, Any]] = {}
+    for directory in dirs:
+        for path in result_files(directory):
+            for record in read_records(path):
+                key = record_key(record)
+                latest.pop(key, None)
+                latest[key] = record
+    return [latest[k] for k in sorted(latest)]
+
+
+def load_scenarios(scenarios_dir: str | Path) -> dict[tuple[str, str], Any]:
+    """(suite id, scenario id) → Scenario for every suite file under a directory."""
+    from harness.scenarios import ScenarioError, load_suite, suite_files
+
+    root = Path(scenarios_dir)
+    if not root.is_dir():
+        raise ReportError(f"{root}: scenarios directory does not exist")
+    found: dict[tuple[str, str], Any] = {}
+    problems: list[str] = []
+    for path in suite_files(root, include_examples=True):
+        try:
+            suite = load_suite(path)
+        except ScenarioError as exc:
+            problems.append(str(exc))
+            continue
+        for scenario in suite.scenarios:
+            found[(suite.id, scenario.id)] = scenario
+    if problems:
+        raise ReportError("cannot load scenarios:\n" + "\n".join(problems))
+    return found
+
+
+def ensure_scores(
+    records: Iterable[Mapping[str, Any]], scenarios: Mapping[tuple[str, str], Any] | None = None
+) -> list[dict[str, Any]]:
+    """Records with current scores: rescored when the scenario is known, else stored scores kept.
+
+    A record whose scenario is known and unchanged (same ``scenario_hash``) is
+    rescored, so improving the scorer and running ``utp report`` updates every
+    report without re-running models. When the scenario changed since the run,
+    the stored score (made against the scenario the model actually saw) is
+    kept unless it comes from an older scorer.
+    """
+    out = []
+    for record in records:
+        scenario = (scenarios or {}).get((str(record.get("suite")), str(record.get("scenario"))))
+        stored = record.get("scores")
+        stale = not isinstance(stored, dict) or stored.get("scorer_version") != SCORER_VERSION
+        same_hash = scenario is not None and record.get("scenario_hash") in (None, scenario.scenario_hash)
+        if scenario is not None and (same_hash or stale):
+            record = {**record, "scores": score_run(record, scenario)}
+        elif not isinstance(stored, dict) or "scorer_version" not in stored:
+            # never scored, or the runner's scorer failed: the scenario-free figures at least
+            record = {**record, "scores": score_run(record, None)}
+        out.append(dict(record))
+    return out
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write via a temporary file in the same directory and ``os.replace`` (readers never see half a file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+__all__ = [
+    "REQUIRED_FIELDS",
+    "ReportError",
+    "ensure_scores",
+    "load_records",
+    "load_scenarios",
+    "model_slug",
+    "read_records",
+    "record_key",
+    "result_files",
+    "write_text_atomic",
+]

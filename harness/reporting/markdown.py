@@ -1,0 +1,141 @@
+"""``compatibility.md`` per model and ``index.md``: the reports people read on GitHub."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.reporting.text import DASH, NOT_MEASURED, fenced, md_table, number, pct, rate_ci
+
+FORMAT_HEADERS = [
+    "Format", "Runs", "Task success [95% CI]", "Parse", "Leaks", "Adherence", "Arg validity",
+    "Clean stops", "Decode tok/s", "Prompt tok/s", "Wall s", "TTFT s", "pass@k / pass^k",
+]
+
+
+def _pass_k(row: Mapping[str, Any]) -> str:
+    if row.get("k") is None:
+        return DASH
+    return f"k={row['k']}: {pct(row.get('pass_at_k'))} / {pct(row.get('pass_hat_k'))}"
+
+
+def format_rows(report: Mapping[str, Any]) -> list[list[str]]:
+    rows = []
+    for r in report["formats"]:
+        rows.append([
+            r["format"], str(r["runs"]), rate_ci(r["task_success"], r["ci_low"], r["ci_high"]),
+            pct(r["parse_success"]), pct(r["leak_rate"]), pct(r["format_adherence"]), pct(r["argument_validity"]),
+            pct(r["clean_termination_rate"]), number(r["decode_tps"]), number(r["prompt_tps"]),
+            number(r["wall_s"], 2, NOT_MEASURED), number(r["ttft_s"], 2, NOT_MEASURED), _pass_k(r),
+        ])
+    return rows
+
+
+def _breakdown_table(rows: Sequence[Mapping[str, Any]], key: str, label: str) -> str:
+    return md_table(
+        ["Format", label, "Runs", "Task success [95% CI]"],
+        [[r["format"], r[key], str(r["runs"]), rate_ci(r["task_success"], r["ci_low"], r["ci_high"])] for r in rows],
+    )
+
+
+def _provenance_lines(report: Mapping[str, Any]) -> list[str]:
+    prov = report["provenance"]
+
+    def listed(values: Sequence[Any]) -> str:
+        return ", ".join(f"`{v}`" for v in values) if values else "not recorded"
+
+    dates = prov["dates"]
+    span = DASH if not dates["first"] else (
+        dates["first"] if dates["first"] == dates["last"] else f"{dates['first']} … {dates['last']}"
+    )
+    modes = ", ".join(f"{k}: {v}" for k, v in prov["modes"].items()) or DASH
+    options = "; ".join(f"`{json.dumps(o, sort_keys=True)}`" for o in prov["options"]) or "defaults"
+    return [
+        f"- Engine: {listed(prov['engines'])}, version {listed(prov['server_versions'])}",
+        f"- Model digest: {listed(prov['model_digests'])}",
+        f"- Options: {options}",
+        f"- Hardware: {listed(prov['hardware'])}",
+        f"- Dates: {span}",
+        f"- Runs by mode: {modes}; from cassettes: {prov['from_cassettes']}",
+        f"- Synthetic runs excluded from this report: {report['sources']['synthetic_excluded']}",
+    ]
+
+
+def render_model_markdown(report: Mapping[str, Any]) -> str:
+    out: list[str] = [f"# Tool-calling compatibility: {report['model']}", "", report["verdict"]["text"], ""]
+    out += ["## Provenance", "", *_provenance_lines(report), ""]
+    out += [
+        "## Formats", "",
+        "Task success needs every expected call, the final-answer check and a clean stop. "
+        "Parse = calls extracted / calls the model meant; Leaks = runs whose final answer kept call markup; "
+        "Adherence = calls written in the format's own family; tokens/s are the server's counters "
+        "(recorded figures in replay, where wall time and TTFT are not measured).", "",
+        md_table(FORMAT_HEADERS, format_rows(report)), "",
+    ]
+    sens = report.get("sensitivity")
+    if sens and sens["formats"] > 1:
+        out += [
+            f"Format sensitivity: {number(sens['sensitivity'] * 100, 0)} points between the best "
+            f"({sens['best_format']}, {pct(sens['best'])}) and the worst ({sens['worst_format']}, {pct(sens['worst'])}) "
+            f"format; standard deviation across formats {number(sens['std'] * 100, 1)} points.", "",
+        ]
+    safety = [
+        [r["format"], str(r["escalation_attempts"]), str(r["blocked"]), str(r["executed_violations"]),
+         str(r["conformance_failures"])]
+        for r in report["formats"]
+    ]
+    out += ["## Tier enforcement and conformance", "",
+            md_table(["Format", "Out-of-tier attempts", "Blocked", "Executed (must be 0)", "Conformance failures"], safety),
+            ""]
+    if report["conformance"]:
+        out += [md_table(["Format", "Suite", "Scenario", "Repeat", "Kind", "Detail"],
+                         [[c["format"], c["suite"], c["scenario"], str(c["repeat"]), c["kind"], c["detail"]]
+                          for c in report["conformance"]]), ""]
+    if report["suites"]:
+        out += ["## Per suite", "", _breakdown_table(report["suites"], "suite", "Suite"), ""]
+    if report["bfcl_categories"]:
+        out += ["## BFCL categories", "", _breakdown_table(report["bfcl_categories"], "category", "Category"), ""]
+    out += ["## Typed errors", ""]
+    if report["errors"]:
+        out += [md_table(["Format", "Source", "Kind", "Count"],
+                         [[e["format"], e["source"], e["kind"], str(e["count"])] for e in report["errors"]]), ""]
+    else:
+        out += ["No refused calls or backend errors.", ""]
+    out += ["## Failures", ""]
+    if not report["failures"]:
+        out += ["No failed runs.", ""]
+    for fmt, count in report["failure_counts"].items():
+        shown = [f for f in report["failures"] if f["format"] == fmt]
+        out += [f"### {fmt}: {count} failed run{'s' if count != 1 else ''}"
+                + (f" (first {len(shown)} shown)" if count > len(shown) else ""), ""]
+        for failure in shown:
+            out += [f"**{failure['suite']} / {failure['scenario']}** (repeat {failure['repeat']})", ""]
+            out += [f"- {reason}" for reason in failure["reasons"]]
+            out += ["", fenced(failure["text"]), ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_index_markdown(reports: Sequence[Mapping[str, Any]], excluded: Mapping[str, int]) -> str:
+    out = ["# Tool-calling compatibility reports", ""]
+    if not reports:
+        out += ["No (non-synthetic) runs recorded yet: run `make eval`.", ""]
+    else:
+        out += [md_table(
+            ["Model", "Best format", "Task success [95% CI]", "Runner-up", "Native tools", "Tier enforcement", "Runs"],
+            [[f"[{r['model']}]({r['slug']}/compatibility.md)", r["verdict"]["best_format"] or DASH,
+              rate_ci(r["verdict"]["best_task_success"], *(r["verdict"]["best_ci"] or [None, None])),
+              r["verdict"]["runner_up"] or DASH, r["verdict"]["native_tools"], r["verdict"]["tier_enforcement"],
+              str(r["sources"]["runs"])] for r in reports],
+        ), ""]
+        out += ["## All models × formats", "", "Task success [95% CI] · parse success · decode tok/s.", ""]
+        out += [md_table(
+            ["Model", "Format", "Runs", "Task success [95% CI]", "Parse", "Decode tok/s"],
+            [[r["model"], f["format"], str(f["runs"]), rate_ci(f["task_success"], f["ci_low"], f["ci_high"]),
+              pct(f["parse_success"]), number(f["decode_tps"])] for r in reports for f in r["formats"]],
+        ), ""]
+    if excluded:
+        out += ["## Excluded", "", "Synthetic runs (hand-written cassettes, not model output) are not reported:", ""]
+        out += [f"- {model}: {n} synthetic run{'s' if n != 1 else ''}" for model, n in sorted(excluded.items())]
+        out += [""]
+    return "\n".join(out).rstrip("\n") + "\n"

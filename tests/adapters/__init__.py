@@ -1,0 +1,1 @@
+"""Tests for utp.adapters (definition and result adapters, prompt teaching)."""

@@ -1,0 +1,113 @@
+"""utp tune: per-model choice, overlap honesty, TOML round trip, llmc.toml snippet."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.tuning import choose_profile, ranked_formats, recommendations, tune, tune_main
+from utp.formats import PRESETS
+from utp.tuned import load_tuned
+
+
+def run_record(model: str, fmt: str, repeat: int, ok: bool, *, synthetic: bool = False, tps: float = 30.0) -> dict:
+    """A minimal stored run record with the scorer's fields tuning reads."""
+    return {
+        "schema": 1, "model": model, "format": fmt, "suite": "core/single_call", "scenario": "weather",
+        "repeat": repeat, "mode": "replay", "synthetic": synthetic, "provenance": {}, "turns": [], "error": None,
+        "scores": {"scorer_version": 1, "task_success": ok, "calls_extracted": 1, "calls_meant": 1,
+                   "decode_tps": tps, "prompt_tps": 400.0, "errors": {}, "backend_errors": {},
+                   "conformance_failures": [], "clean_termination": True},
+    }
+
+
+def outcomes(model: str, fmt: str, successes: int, runs: int, **kw: Any) -> list[dict]:
+    return [run_record(model, fmt, r, r < successes, **kw) for r in range(runs)]
+
+
+def write(directory: Path, records: list[dict]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for model in {r["model"] for r in records}:
+        lines = [json.dumps(r) for r in records if r["model"] == model]
+        (directory / f"{model.replace(':', '_')}.jsonl").write_text("\n".join(lines) + "\n")
+    return directory
+
+
+def test_models_with_different_best_formats_get_different_choices(tmp_path: Path):
+    records = (
+        outcomes("qwen3:4b", "native", 2, 20) + outcomes("qwen3:4b", "prompt-hermes", 19, 20)
+        + outcomes("llama3.2:3b", "native", 18, 20) + outcomes("llama3.2:3b", "prompt-hermes", 3, 20)
+        + outcomes("llama3.2:3b", "fewshot-json", 10, 20)
+        + outcomes("llama3.2:3b", "prompt-hermes", 0, 0)
+    )
+    out = tmp_path / "tuned.toml"
+    profiles = tune([write(tmp_path / "results", records)], out)
+    assert profiles["qwen3:4b"].preset == "prompt-hermes"
+    assert profiles["qwen3:4b"].bundle == PRESETS["prompt-hermes"]
+    assert profiles["llama3.2:3b"].preset == "native"
+    assert profiles["llama3.2:3b"].fallbacks == ("fewshot-json", "prompt-hermes")
+    assert profiles["qwen3:4b"].evidence["overlaps_runner_up"] is False
+    assert profiles["qwen3:4b"].evidence["margin"] == pytest.approx(0.85)
+
+    loaded = load_tuned(out)
+    assert set(loaded) == {"qwen3:4b", "llama3.2:3b"}
+    assert loaded["llama3.2:3b"].bundle == PRESETS["native"]
+    assert loaded["llama3.2:3b"].runner_up == "fewshot-json"
+    assert loaded["qwen3:4b"].evidence["runs"] == 20
+    assert loaded["qwen3:4b"].evidence["task_success"] == pytest.approx(0.95)
+    assert tomllib.loads(out.read_text())["models"]["qwen3:4b"]["prompt_family"] == "hermes"
+
+
+def test_overlapping_intervals_are_flagged(tmp_path: Path):
+    close = outcomes("m", "prompt-json", 4, 5) + outcomes("m", "prompt-hermes", 3, 5)
+    profile = tune([write(tmp_path / "results", close)], None)["m"]
+    assert profile.preset == "prompt-json"
+    assert profile.evidence["overlaps_runner_up"] is True
+    line = recommendations([tmp_path / "results"])[0]
+    assert line.startswith("m: use prompt-json") and "overlap" in line and "not settled" in line
+
+
+def test_ties_fall_to_parse_success_then_throughput():
+    records = outcomes("m", "native", 3, 4, tps=10.0) + outcomes("m", "prompt-json", 3, 4, tps=50.0)
+    ranked = ranked_formats(records)["m"]
+    assert [r["format"] for r in ranked] == ["prompt-json", "native"]
+    for r in records:
+        if r["format"] == "prompt-json":
+            r["scores"]["calls_meant"] = 2  # parse success 0.5 beats speed
+    assert ranked_formats(records)["m"][0]["format"] == "native"
+
+
+def test_synthetic_and_unknown_formats_never_vote():
+    records = outcomes("m", "native", 1, 4) + outcomes("m", "prompt-json", 4, 4, synthetic=True)
+    records += outcomes("m", "homemade-format", 4, 4)
+    profile = choose_profile("m", ranked_formats(records)["m"])
+    assert profile.preset == "native" and profile.fallbacks == () and profile.runner_up is None
+    with pytest.raises(ValueError, match="no measured formats"):
+        choose_profile("m", [])
+
+
+def test_tune_main_prints_choice_and_llmc_snippet(tmp_path: Path, capsys):
+    results = write(tmp_path / "r1", outcomes("qwen3:4b", "prompt-hermes", 9, 10))
+    more = write(tmp_path / "r2", outcomes("qwen3:4b", "native", 2, 10))
+    out = tmp_path / "tuned.toml"
+    code = tune_main(["--results-dir", str(results), "--results-dir", str(more), "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "qwen3:4b: use prompt-hermes" in printed
+    assert "[profiles.qwen3-4b.tools]" in printed
+    snippet = printed[printed.index("[profiles.qwen3-4b.tools]"):].split("\n\n")[0]
+    assert tomllib.loads(snippet)["profiles"]["qwen3-4b"]["tools"]["prompt_family"] == "hermes"
+    assert load_tuned(out)["qwen3:4b"].fallbacks == ("native",)
+
+
+def test_tune_main_without_results_writes_nothing(tmp_path: Path, capsys):
+    (tmp_path / "results").mkdir()
+    out = tmp_path / "tuned.toml"
+    assert tune_main(["--results-dir", str(tmp_path / "results"), "--out", str(out)]) == 1
+    assert "nothing written" in capsys.readouterr().err and not out.exists()
+    assert tune_main(["--results-dir", str(tmp_path / "missing"), "--out", str(out)]) == 2
+    assert "does not exist" in capsys.readouterr().err

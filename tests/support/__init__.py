@@ -1,0 +1,1 @@
+"""Shared test helpers: the scripted HTTP model server (a test double)."""

@@ -1,0 +1,274 @@
+"""Check a call's arguments against its tool's JSON Schema, fixing only what cannot change meaning.
+
+Small models write ``{"count": "3"}`` for an integer or ``{"tags": "a"}`` for
+an array far more often than they write something actually wrong. Refusing
+those calls wastes a round; silently accepting anything hides real mistakes.
+So a fixed set of *lossless* coercions is tried, each one recorded so reports
+can count them, and everything else is reported with the field that is wrong.
+
+Coercions are driven by the validator's own ``type`` errors, so they reach
+nested objects, array items and ``$ref`` targets exactly where the schema
+says a different type belongs. A coercion is only kept if it produces a value
+of a type the schema asked for; ``"3.7"`` never becomes ``3``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, ValidationError
+
+#: at most this many errors are spelled out; the rest are counted
+MAX_REPORTED_ERRORS = 10
+#: a schema message quoting a huge argument is cut to this many characters
+MAX_MESSAGE_CHARS = 200
+#: coercions can enable further ones (wrap in a list, then convert the item); bounded
+_MAX_PASSES = 8
+
+_INTEGER_TEXT = re.compile(r"[+-]?\d+")
+_NUMBER_TEXT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+class SchemaDefinitionError(ValueError):
+    """A tool's parameter schema is not valid JSON Schema (a definition bug, not a model error)."""
+
+
+@dataclass
+class ValidationOutcome:
+    """Arguments after coercion, what was coerced, and what is still wrong."""
+
+    arguments: dict[str, Any]
+    coercions: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def summary(self) -> str:
+        """All errors in one line-per-error message a model can act on."""
+        shown = self.errors[:MAX_REPORTED_ERRORS]
+        text = "; ".join(shown)
+        hidden = len(self.errors) - len(shown)
+        return f"{text}; and {hidden} more" if hidden > 0 else text
+
+
+def compile_schema(schema: Mapping[str, Any], where: str = "parameters") -> Draft202012Validator:
+    """A validator for ``schema``; raises :class:`SchemaDefinitionError` naming ``where``."""
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        location = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        raise SchemaDefinitionError(f"{where}: invalid JSON Schema at {location}: {exc.message}") from None
+    return Draft202012Validator(schema)
+
+
+def validate_arguments(
+    schema_or_validator: Mapping[str, Any] | Draft202012Validator, arguments: Any
+) -> ValidationOutcome:
+    """Coerce safely, then validate; never raises for bad *arguments*."""
+    validator = (
+        schema_or_validator
+        if isinstance(schema_or_validator, Draft202012Validator)
+        else compile_schema(schema_or_validator)
+    )
+    if not isinstance(arguments, Mapping):
+        return ValidationOutcome(
+            arguments={}, errors=[f"arguments must be a JSON object, got {_json_type(arguments)}"]
+        )
+    args: dict[str, Any] = copy.deepcopy(dict(arguments))
+    coercions: list[str] = []
+    for _ in range(_MAX_PASSES):
+        changed = False
+        touched: set[tuple[Any, ...]] = set()
+        for error in list(validator.iter_errors(args)):
+            key = tuple(error.absolute_path)
+            if error.validator != "type" or not key or key in touched:
+                continue
+            touched.add(key)
+            wanted = _as_list(error.validator_value)
+            converted = coerce_value(error.instance, wanted)
+            if converted is _NO_COERCION:
+                continue
+            new_value, target = converted
+            path = list(error.absolute_path)
+            if _set_at(args, path, new_value):
+                coercions.append(
+                    f"{format_path(path)}: {_short(error.instance)} -> {_short(new_value)} "
+                    f"({_json_type(error.instance)} to {target})"
+                )
+                changed = True
+        if not changed:
+            break
+    errors = _describe_errors(validator.iter_errors(args))
+    return ValidationOutcome(arguments=args, coercions=coercions, errors=errors)
+
+
+# --------------------------------------------------------------------------- coercions
+
+_NO_COERCION: Any = object()
+
+
+def _to_integer(value: Any) -> Any:
+    if isinstance(value, str) and _INTEGER_TEXT.fullmatch(value.strip()):
+        return int(value.strip())
+    return _NO_COERCION
+
+
+def _to_number(value: Any) -> Any:
+    if isinstance(value, str) and _NUMBER_TEXT.fullmatch(value.strip()):
+        text = value.strip()
+        if _INTEGER_TEXT.fullmatch(text):
+            return int(text)
+        number = float(text)
+        return number if math.isfinite(number) else _NO_COERCION
+    return _NO_COERCION
+
+
+def _to_boolean(value: Any) -> Any:
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered == "true":
+            return True
+        if lowered == "false":
+            return False
+    return _NO_COERCION
+
+
+def _to_string(value: Any) -> Any:
+    # bool is an int subclass but "True" is not what the model meant by a string
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, float) and not math.isfinite(value):
+            return _NO_COERCION
+        return json.dumps(value)
+    return _NO_COERCION
+
+
+def _json_text_of(kind: type) -> Callable[[Any], Any]:
+    def convert(value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                return _NO_COERCION
+            if isinstance(parsed, kind):
+                return parsed
+        return _NO_COERCION
+
+    return convert
+
+
+_object_from_text = _json_text_of(dict)
+_array_from_text = _json_text_of(list)
+
+
+def _to_object(value: Any) -> Any:
+    return _object_from_text(value)
+
+
+def _to_array(value: Any) -> Any:
+    parsed = _array_from_text(value)
+    if parsed is not _NO_COERCION:
+        return parsed
+    if isinstance(value, list):
+        return _NO_COERCION
+    return [value]  # a single value where a list belongs: the list of that value
+
+
+#: target JSON type → lossless conversion into it (registry, not an if-chain)
+COERCIONS: dict[str, Callable[[Any], Any]] = {
+    "integer": _to_integer,
+    "number": _to_number,
+    "boolean": _to_boolean,
+    "string": _to_string,
+    "object": _to_object,
+    "array": _to_array,
+}
+
+
+def coerce_value(value: Any, wanted: Sequence[str]) -> Any:
+    """``(new_value, target_type)`` for the first wanted type reachable losslessly, else a sentinel."""
+    for target in wanted:
+        convert = COERCIONS.get(target)
+        if convert is None:
+            continue
+        new_value = convert(value)
+        if new_value is not _NO_COERCION:
+            return new_value, target
+    return _NO_COERCION
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _as_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def _set_at(container: Any, path: Sequence[Any], value: Any) -> bool:
+    for key in path[:-1]:
+        try:
+            container = container[key]
+        except (KeyError, IndexError, TypeError):
+            return False
+    try:
+        container[path[-1]] = value
+    except (KeyError, IndexError, TypeError):
+        return False
+    return True
+
+
+def format_path(path: Sequence[Any]) -> str:
+    """``['items', 0, 'name']`` → ``items[0].name``; the empty path is ``(arguments)``."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text or "(arguments)"
+
+
+def _describe_errors(errors: Any) -> list[str]:
+    described: dict[str, None] = {}
+    ordered: list[ValidationError] = sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    for error in ordered:
+        message = error.message
+        if len(message) > MAX_MESSAGE_CHARS:
+            message = message[: MAX_MESSAGE_CHARS - 3] + "..."
+        described.setdefault(f"{format_path(list(error.absolute_path))}: {message}", None)
+    return list(described)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
