@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections import OrderedDict
 from typing import Any
 
 from utp.parsers.base import CallFamily, ParseContext, registered_families
@@ -76,11 +77,65 @@ def resolve_families(format: str | list[str] | tuple[str, ...]) -> list[CallFami
 
 
 def get_parser(format: str | list[str] = AUTO, tools: Any = None, **options: Any) -> ToolCallParser:
-    """A parser for ``format`` that reads native calls and the named content families."""
+    """A parser for ``format`` that reads native calls and the named content families.
+
+    ``allow_bash=True`` adds the opt-in command-line family to ``"auto"``.
+    Parsers are cached for the same format, options and tools *object* (an
+    agent loop parses every round against one tools list), so tool
+    normalisation and scanner setup are paid once, not per response.
+    """
+    key = _parser_key(format, tools, options)
+    if key is not None:
+        hit = _PARSER_CACHE.get(key)
+        if hit is not None and hit[0] is tools:
+            _PARSER_CACHE.move_to_end(key)
+            return hit[1]
+    parser = _build_parser(format, tools, options)
+    if key is not None:
+        _PARSER_CACHE[key] = (tools, parser)
+        if len(_PARSER_CACHE) > _PARSER_CACHE_SIZE:
+            _PARSER_CACHE.popitem(last=False)
+    return parser
+
+
+_PARSER_CACHE: "OrderedDict[tuple[Any, ...], tuple[Any, ToolCallParser]]" = OrderedDict()
+_PARSER_CACHE_SIZE = 64
+
+
+def _parser_key(format: Any, tools: Any, options: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A cache key, or None when the arguments are not cheaply hashable (then: no caching).
+
+    The tools part is the identity of the container *and* of each item, so a
+    list edited in place (append, replace) misses the cache; the entry keeps a
+    reference to ``tools``, so its id cannot be reused by another object.
+    """
+    try:
+        fmt = format if isinstance(format, str) else tuple(format)
+        if tools is None:
+            tools_key: tuple[Any, ...] = ()
+        elif isinstance(tools, (list, tuple)):
+            tools_key = (id(tools), tuple(map(id, tools)))
+        else:
+            tools_key = (id(tools),)
+        opts = tuple(sorted(options.items()))
+        key = (fmt, tools_key, opts)
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+def _build_parser(format: Any, tools: Any, options: dict[str, Any]) -> ToolCallParser:
     from utp.parsers.composite import CompositeParser
     from utp.tooldefs import normalize_tools
 
-    return CompositeParser(resolve_families(format), ParseContext(normalize_tools(tools), dict(options)))
+    families = resolve_families(format)
+    names = [format] if isinstance(format, str) else list(format)
+    if options.get("allow_bash") and AUTO in names:
+        for family in registered_families().values():
+            if not family.in_auto and family.name == "bash" and family not in families:
+                families.append(family)
+    return CompositeParser(families, ParseContext(normalize_tools(tools), dict(options)))
 
 
 def parse_response(response: Any, tools: Any = None, format: str | list[str] = AUTO, **options: Any) -> ParsedResponse:

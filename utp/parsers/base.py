@@ -50,12 +50,15 @@ class Extraction:
     A family that finds call-shaped text it cannot read returns an Extraction
     with no calls and an UNPARSEABLE diagnostic, consuming the span, so the
     broken markup is reported rather than shown to the user as prose.
+    ``thinking`` is reasoning text found inside the span (Harmony's analysis
+    channel); the composite appends it to ``ParsedResponse.thinking``.
     """
 
     end: int
     calls: list[ToolCall] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     start: int | None = None
+    thinking: str = ""
 
 
 class CallFamily(ABC):
@@ -85,6 +88,16 @@ class CallFamily(ABC):
     @abstractmethod
     def render(self, calls: Sequence[ToolCall]) -> str:
         """The text a model of this family writes to make ``calls``."""
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        """Streaming: is a ``None`` from ``extract`` at ``pos`` final, whatever text follows?
+
+        The stream parser holds back text from an undecided trigger until this
+        says yes (then it is released as content) or the stream ends. The
+        default holds until the end, which is always correct; families whose
+        triggers are common in prose (``{``, a code fence) answer sooner.
+        """
+        return False
 
 
 _FAMILIES: dict[str, CallFamily] = {}

@@ -1,0 +1,459 @@
+"""Record and replay a model server's HTTP exchanges, chunk by chunk.
+
+A cassette lets anyone re-run an evaluation without the model: the parser,
+checks and scoring see byte-identical responses, streamed in the same pieces
+(NDJSON lines, SSE events) the server sent. Cassettes are httpx transports, so
+the real backend code runs on top of them and the embedded model records like
+any server.
+
+Replay never touches the network. In mode ``none`` (the CI default) a request
+that was not recorded fails loudly, naming its hash and showing a diff against
+the closest recorded request: a silent fallback to a live server would make a
+"replayed" result mean nothing.
+
+Modes (as in VCR): ``none`` replay only; ``once`` record when the file does not
+exist, else replay only; ``new_episodes`` replay what is known, record what is
+new; ``all`` re-record everything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from utp.types import canonical_json
+
+CASSETTE_VERSION = 1
+MODES = ("none", "once", "new_episodes", "all")
+
+#: header names whose values never reach a cassette (matched case-insensitively)
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "api-key",
+        "x-api-key",
+        "openai-api-key",
+        "x-goog-api-key",
+        "cookie",
+        "set-cookie",
+        "x-auth-token",
+        "x-access-token",
+    }
+)
+REDACTED = "<redacted>"
+#: response headers that describe one transfer, not the content; dropped on record
+HOP_HEADERS = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive", "date", "content-encoding"})
+
+
+class CassetteError(Exception):
+    """A cassette file that cannot be used (unreadable, bad JSON, missing fields)."""
+
+
+class CassetteMismatch(Exception):
+    """A request the cassette has no answer for (replay must never improvise one)."""
+
+    def __init__(self, message: str, *, request_hash: str, path: Path | None = None):
+        super().__init__(message)
+        self.request_hash = request_hash
+        self.path = path
+
+
+class CassetteMissing(CassetteMismatch):
+    """Replay asked for a cassette file that does not exist."""
+
+
+def is_secret_header(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in SECRET_HEADERS or "secret" in lowered or "token" in lowered or lowered.endswith("-key")
+
+
+def redact_headers(headers: httpx.Headers | dict[str, str]) -> dict[str, str]:
+    items = headers.multi_items() if isinstance(headers, httpx.Headers) else list(headers.items())
+    return {name.lower(): (REDACTED if is_secret_header(name) else value) for name, value in items}
+
+
+def decode_body(content: bytes) -> Any:
+    """The request body as JSON when it is JSON (so key order never changes a hash), else text."""
+    if not content:
+        return None
+    text = content.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def request_hash(method: str, path: str, body: Any) -> str:
+    canonical = canonical_json({"method": method.upper(), "path": path, "body": body})
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def request_path(request: httpx.Request) -> str:
+    """Path plus query: the host is left out so a cassette replays against any address."""
+    return request.url.raw_path.decode("ascii", errors="replace")
+
+
+# --------------------------------------------------------------------------- the file
+
+
+_REQUIRED_HEADER = ("cassette_version", "model", "recorded_at", "synthetic")
+
+
+@dataclass
+class Cassette:
+    path: Path
+    header: dict[str, Any] = field(default_factory=dict)
+    exchanges: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Cassette":
+        """Read and check a cassette; any defect is a :class:`CassetteError` naming the file."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise CassetteError(f"{path}: cannot read cassette: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise CassetteError(f"{path}: cassette is not UTF-8 text: {exc.reason}") from None
+        except json.JSONDecodeError as exc:
+            raise CassetteError(f"{path}:{exc.lineno}: cassette is not valid JSON: {exc.msg}") from None
+        if not isinstance(data, dict):
+            raise CassetteError(f"{path}: cassette must be a JSON object with 'header' and 'exchanges'")
+        header, exchanges = data.get("header"), data.get("exchanges")
+        if not isinstance(header, dict):
+            raise CassetteError(f"{path}: missing or invalid 'header' object")
+        missing = [k for k in _REQUIRED_HEADER if k not in header]
+        if missing:
+            raise CassetteError(f"{path}: header is missing {', '.join(missing)}")
+        if header["cassette_version"] != CASSETTE_VERSION:
+            raise CassetteError(f"{path}: cassette_version {header['cassette_version']!r} is not supported (expected {CASSETTE_VERSION})")
+        if header.get("synthetic") and not header.get("synthetic_reason"):
+            raise CassetteError(f"{path}: a synthetic cassette must say why (header.synthetic_reason)")
+        if not isinstance(exchanges, list):
+            raise CassetteError(f"{path}: missing or invalid 'exchanges' list")
+        for index, exchange in enumerate(exchanges):
+            _check_exchange(path, index, exchange)
+        return cls(path=path, header=header, exchanges=exchanges)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"header": self.header, "exchanges": self.exchanges}
+
+    def save(self) -> None:
+        """Write atomically: a crash mid-write leaves the old cassette, never half a new one."""
+        write_text_atomic(self.path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+
+
+def _check_exchange(path: Path, index: int, exchange: Any) -> None:
+    where = f"{path}: exchanges[{index}]"
+    if not isinstance(exchange, dict):
+        raise CassetteError(f"{where}: expected an object")
+    request, response = exchange.get("request"), exchange.get("response")
+    if not isinstance(request, dict) or not isinstance(response, dict):
+        raise CassetteError(f"{where}: needs 'request' and 'response' objects")
+    for key in ("method", "path", "hash"):
+        if not isinstance(request.get(key), str):
+            raise CassetteError(f"{where}.request.{key}: missing or not a string")
+    if not isinstance(response.get("status"), int):
+        raise CassetteError(f"{where}.response.status: missing or not an integer")
+    chunks = response.get("chunks")
+    if not isinstance(chunks, list) or not all(isinstance(c, str) for c in chunks):
+        raise CassetteError(f"{where}.response.chunks: missing or not a list of strings")
+    if not isinstance(response.get("headers", {}), dict):
+        raise CassetteError(f"{where}.response.headers: not an object")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def new_header(model: str, *, engine: str | None = None, model_digest: str | None = None, recorded_by: str | None = None,
+               synthetic: bool = False, synthetic_reason: str | None = None, **extra: Any) -> dict[str, Any]:
+    header: dict[str, Any] = {
+        "cassette_version": CASSETTE_VERSION,
+        "engine": engine,
+        "model": model,
+        "model_digest": model_digest,
+        "recorded_at": None,
+        "recorded_by": recorded_by,
+        "synthetic": synthetic,
+    }
+    if synthetic:
+        if not synthetic_reason:
+            raise ValueError("a synthetic cassette needs a synthetic_reason")
+        header["synthetic_reason"] = synthetic_reason
+    header.update(extra)
+    return header
+
+
+# --------------------------------------------------------------------------- chunking
+
+
+def _splitter(content_type: str) -> bytes | None:
+    """The separator ending one logical chunk: NDJSON lines, SSE events, or none (whole body)."""
+    lowered = content_type.lower()
+    if "ndjson" in lowered or "jsonl" in lowered:
+        return b"\n"
+    if "event-stream" in lowered:
+        return b"\n\n"
+    return None
+
+
+class _RecordingStream(httpx.AsyncByteStream):
+    """Passes the server's bytes through as they arrive while cutting them into logical chunks."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, separator: bytes | None, on_done: Any):
+        self._inner = inner
+        self._separator = separator
+        self._pending = b""
+        self._chunks: list[str] = []
+        self._on_done = on_done
+        self._finished = False
+
+    def _cut(self, final: bool) -> None:
+        if self._separator is not None:
+            while (position := self._pending.find(self._separator)) >= 0:
+                end = position + len(self._separator)
+                self._chunks.append(self._pending[:end].decode("utf-8", errors="replace"))
+                self._pending = self._pending[end:]
+        if final and self._pending:
+            self._chunks.append(self._pending.decode("utf-8", errors="replace"))
+            self._pending = b""
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        complete = False
+        try:
+            async for piece in self._inner:
+                self._pending += piece
+                self._cut(final=False)
+                yield piece
+            complete = True
+        finally:
+            self._finish(complete)
+
+    def _finish(self, complete: bool) -> None:
+        if not self._finished:
+            self._finished = True
+            self._cut(final=True)
+            self._on_done(self._chunks, complete)
+
+    async def aclose(self) -> None:
+        self._finish(False)
+        await self._inner.aclose()
+
+
+class _ReplayStream(httpx.AsyncByteStream):
+    def __init__(self, chunks: list[str]):
+        self._chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._chunks:
+            yield chunk.encode("utf-8")
+            await asyncio.sleep(0)
+
+    async def aclose(self) -> None:
+        return None
+
+
+# --------------------------------------------------------------------------- transports
+
+
+class CassetteTransport(httpx.AsyncBaseTransport):
+    """Serves from, and records into, ONE cassette file according to ``mode``.
+
+    Errors raised to the caller are also kept in ``failures``: a backend may wrap
+    exceptions it does not know, and the runner must still see that a replay
+    ran off its cassette.
+    """
+
+    def __init__(self, path: str | Path, mode: str = "none", inner: httpx.AsyncBaseTransport | None = None,
+                 header: dict[str, Any] | None = None, close_inner: bool = False):
+        if mode not in MODES:
+            raise ValueError(f"unknown cassette mode {mode!r}; expected one of {', '.join(MODES)}")
+        self.path = Path(path)
+        self.requested_mode = mode
+        exists = self.path.exists()
+        self.mode = ("none" if exists else "all") if mode == "once" else mode
+        if self.mode != "none" and inner is None:
+            raise ValueError(f"cassette mode {mode!r} records, so it needs an inner transport")
+        self._inner = inner
+        self._close_inner = close_inner
+        self.failures: list[CassetteMismatch] = []
+        self.recorded = 0
+        self.replayed = 0
+        self._seen: dict[str, int] = {}
+        self._dirty = False
+        if self.mode == "all" or not exists:
+            self.cassette: Cassette | None = Cassette(self.path, header=dict(header or {}), exchanges=[]) if self.mode != "none" else None
+            self._known: list[dict[str, Any]] = []
+        else:
+            self.cassette = Cassette.load(self.path)
+            self._known = list(self.cassette.exchanges)
+            if header and self.mode == "new_episodes":
+                self.cassette.header.setdefault("model", header.get("model"))
+
+    @property
+    def replaying(self) -> bool:
+        """True when no request of this transport will reach a live server."""
+        return self.mode == "none"
+
+    @property
+    def backend_kind(self) -> str | None:
+        """What answers behind the cassette ("embedded", "ollama"...), for the backend's provenance."""
+        return getattr(self._inner, "backend_kind", None) or self.header.get("backend")
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return self.cassette.header if self.cassette is not None else {}
+
+    def _recorded(self, digest: str, occurrence: int) -> dict[str, Any] | None:
+        matches = [e for e in self._known if e["request"]["hash"] == digest]
+        return matches[occurrence] if occurrence < len(matches) else None
+
+    def _mismatch(self, method: str, path: str, body: Any, digest: str, occurrence: int) -> CassetteMismatch:
+        if self.cassette is None:
+            error: CassetteMismatch = CassetteMissing(
+                f"no cassette at {self.path} (replay only): cannot answer {method} {path} (request hash {digest}); "
+                "record it first with `utp eval --record`",
+                request_hash=digest,
+                path=self.path,
+            )
+            self.failures.append(error)
+            return error
+        wanted = _pretty({"method": method, "path": path, "body": body})
+        closest, ratio = None, -1.0
+        for exchange in self._known:
+            recorded = exchange["request"]
+            candidate = _pretty({"method": recorded["method"], "path": recorded["path"], "body": recorded.get("body")})
+            score = difflib.SequenceMatcher(None, candidate, wanted, autojunk=False).ratio()
+            if score > ratio:
+                closest, ratio = (recorded, candidate), score
+        if closest is None:
+            detail = "the cassette has no exchanges"
+        else:
+            diff = difflib.unified_diff(
+                closest[1].splitlines(), wanted.splitlines(),
+                fromfile=f"recorded {closest[0]['hash'][:12]}", tofile=f"requested {digest[:12]}", lineterm="", n=2,
+            )
+            lines = list(diff)
+            if len(lines) > 80:
+                lines = lines[:80] + [f"... ({len(lines) - 80} more diff lines)"]
+            detail = "diff against the closest recorded request:\n" + "\n".join(lines)
+            if not lines:
+                detail = f"the same request was recorded only {occurrence} time(s); this is occurrence {occurrence + 1}"
+        error = CassetteMismatch(
+            f"{self.path}: request hash {digest} ({method} {path}) is not in the cassette; {detail}",
+            request_hash=digest,
+            path=self.path,
+        )
+        self.failures.append(error)
+        return error
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        content = await request.aread()
+        method, path, body = request.method, request_path(request), decode_body(content)
+        digest = request_hash(method, path, body)
+        occurrence = self._seen.get(digest, 0)
+        self._seen[digest] = occurrence + 1
+        if self.mode in ("none", "new_episodes"):
+            exchange = self._recorded(digest, occurrence)
+            if exchange is not None:
+                self.replayed += 1
+                response = exchange["response"]
+                return httpx.Response(
+                    status_code=response["status"],
+                    headers=response.get("headers") or {},
+                    stream=_ReplayStream(list(response["chunks"])),
+                    request=request,
+                )
+            if self.mode == "none":
+                raise self._mismatch(method, path, body, digest, occurrence)
+        return await self._record(request, method, path, body, digest)
+
+    async def _record(self, request: httpx.Request, method: str, path: str, body: Any, digest: str) -> httpx.Response:
+        assert self._inner is not None and self.cassette is not None
+        request.headers["accept-encoding"] = "identity"  # chunks must be the text the client reads
+        exchange: dict[str, Any] = {
+            "request": {"method": method, "path": path, "body": body, "hash": digest, "headers": redact_headers(request.headers)},
+            "response": None,
+        }
+        self.cassette.exchanges.append(exchange)  # slot taken now: order = request order
+        self._dirty = True
+        try:
+            response = await self._inner.handle_async_request(request)
+        except BaseException:
+            # no response to replay (connection refused, timeout): the backend reports it live
+            self.cassette.exchanges.remove(exchange)
+            raise
+        headers = {k: v for k, v in redact_headers(response.headers).items() if k not in HOP_HEADERS}
+        exchange["response"] = {"status": response.status_code, "headers": headers, "chunks": [], "complete": False}
+        started = time.perf_counter()
+
+        def done(chunks: list[str], complete: bool) -> None:
+            exchange["response"]["chunks"] = chunks
+            exchange["response"]["complete"] = complete
+            exchange["response"]["elapsed_s"] = round(time.perf_counter() - started, 6)
+            self.recorded += 1
+
+        stream = _RecordingStream(response.stream, _splitter(response.headers.get("content-type", "")), done)  # type: ignore[arg-type]
+        return httpx.Response(status_code=response.status_code, headers=response.headers, stream=stream, request=request,
+                              extensions=response.extensions)
+
+    def finish(self) -> Path | None:
+        """Write the cassette if anything was recorded; returns the path written."""
+        if not self._dirty or self.cassette is None:
+            return None
+        self.cassette.header.setdefault("cassette_version", CASSETTE_VERSION)
+        self.cassette.header["recorded_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.cassette.header.setdefault("synthetic", False)
+        self.cassette.save()
+        self._dirty = False
+        return self.path
+
+    async def aclose(self) -> None:
+        if self._close_inner and self._inner is not None:
+            await self._inner.aclose()
+
+
+class RecordingTransport(CassetteTransport):
+    """Live requests through ``inner``, every exchange recorded (mode ``all``)."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, cassette_path: str | Path, header: dict[str, Any] | None = None,
+                 close_inner: bool = False):
+        super().__init__(cassette_path, "all", inner=inner, header=header, close_inner=close_inner)
+
+
+class ReplayTransport(CassetteTransport):
+    """Recorded exchanges only; no inner transport exists, so nothing can reach the network."""
+
+    def __init__(self, cassette: str | Path | Cassette):
+        path = cassette.path if isinstance(cassette, Cassette) else Path(cassette)
+        super().__init__(path, "none")
+        if isinstance(cassette, Cassette):
+            self.cassette = cassette
+            self._known = list(cassette.exchanges)
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False, default=str)

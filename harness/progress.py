@@ -1,0 +1,135 @@
+"""What a person watching ``make eval`` sees: a progress bar, then one screen of results.
+
+The bar goes to stderr and only on a terminal (CI logs get one summary line
+instead of thousands of redraws); the table is the short answer to "which
+format works for this model", the reports hold the long one.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO
+
+from tabulate import tabulate
+from tqdm import tqdm
+
+
+class Progress:
+    def __init__(self, total: int, *, enabled: bool | None = None, stream: TextIO | None = None):
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.total = total
+        self.done = 0
+        self.errors = 0
+        self._bar = tqdm(total=total, file=self.stream, unit="run", dynamic_ncols=True, leave=False) if self.enabled else None
+
+    def advance(self, record: Mapping[str, Any]) -> None:
+        self.done += 1
+        if record.get("error"):
+            self.errors += 1
+        if self._bar is not None:
+            self._bar.set_postfix_str(f"{record.get('model')} {record.get('format')} {record.get('scenario')}", refresh=False)
+            self._bar.update(1)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def _pct(value: Any) -> str:
+    number = _float(value)
+    return "–" if number is None else f"{100 * number:.0f}%"
+
+
+def _float(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if number != number else number  # NaN (pandas' missing) → None
+
+
+def _num(value: Any, digits: int = 1) -> str:
+    number = _float(value)
+    return "–" if number is None else f"{number:.{digits}f}"
+
+
+def _decode_tps(records: Iterable[Mapping[str, Any]]) -> float | None:
+    tokens = nanos = 0
+    for record in records:
+        for turn in record.get("turns") or []:
+            for round_ in turn.get("rounds") or []:
+                counters = round_.get("counters") or {}
+                if counters.get("completion_tokens") and counters.get("eval_ns"):
+                    tokens += counters["completion_tokens"]
+                    nanos += counters["eval_ns"]
+    return tokens / nanos * 1e9 if nanos else None
+
+
+def _local_rows(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Figures from the records themselves, for when harness.stats is not installed."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for record in records:
+        groups[(str(record.get("model")), str(record.get("format")))].append(record)
+    rows = []
+    for (model, fmt), group in sorted(groups.items()):
+        scores = [r.get("scores") or {} for r in group]
+        judged = [s for s in scores if s.get("task_success") is not None]
+        parse = [s["parse_success"] for s in scores if s.get("parse_success") is not None]
+        rows.append(
+            {
+                "model": model,
+                "format": fmt,
+                "runs": len(group),
+                "task_success": (sum(1 for s in judged if s["task_success"]) / len(judged)) if judged else None,
+                "parse_success": (sum(parse) / len(parse)) if parse else None,
+                "executed_violations": sum(int(s.get("executed_violations") or 0) for s in scores),
+                "decode_tps": _decode_tps(group),
+            }
+        )
+    return rows
+
+
+def summary_rows(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    try:
+        from harness.stats import aggregate
+    except ImportError:
+        return _local_rows(records)
+    table = aggregate(records)
+    return [dict(row) for row in table.to_dict(orient="records")]
+
+
+def summary_table(records: list[Mapping[str, Any]]) -> str:
+    """Per model × format: runs, task success, parse success, executed tier violations, decode tok/s."""
+    rows = summary_rows(records)
+    if not rows:
+        return "(no runs)"
+    body = [
+        [
+            row["model"],
+            row["format"],
+            row["runs"],
+            _pct(row.get("task_success")),
+            _pct(row.get("parse_success")),
+            int(_float(row.get("executed_violations")) or 0),
+            _num(row.get("decode_tps")),
+        ]
+        for row in rows
+    ]
+    headers = ["model", "format", "runs", "task success", "parse success", "tier violations executed", "decode tok/s"]
+    return tabulate(body, headers=headers, tablefmt="simple")
+
+
+def one_line(result: Any, results_dir: Any) -> str:
+    errors = sum(1 for r in result.records if r.get("error"))
+    parts = [f"{len(result.records)} run{'s' if len(result.records) != 1 else ''}"]
+    if result.skipped:
+        parts.append(f"{result.skipped} already done (--resume)")
+    if errors:
+        parts.append(f"{errors} with errors")
+    if result.conformance_failures:
+        parts.append(f"{len(result.conformance_failures)} CONFORMANCE FAILURE(S)")
+    return f"utp eval: {', '.join(parts)} in {result.elapsed_s:.1f} s; results in {results_dir}"

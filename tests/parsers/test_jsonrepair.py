@@ -1,0 +1,181 @@
+"""Lenient JSON: each repair is exact, named, and linear; unreadable input is a clear ValueError."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from utp.parsers import jsonrepair as jr
+from utp.parsers.jsonrepair import decode_json_at, loads_lenient, parse_arguments, scan_json_value
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def test_valid_json_has_no_repairs() -> None:
+    assert loads_lenient('{"a": [1, 2.5, "x"], "b": null}') == ({"a": [1, 2.5, "x"], "b": None}, [])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "repair"),
+    [
+        ('{"a": 1,}', {"a": 1}, jr.TRAILING_COMMA),
+        ("[1, 2, ]", [1, 2], jr.TRAILING_COMMA),
+        ("{'city': 'Paris'}", {"city": "Paris"}, jr.SINGLE_QUOTES),
+        ('{"on": True, "off": False, "x": None}', {"on": True, "off": False, "x": None}, jr.PYTHON_LITERALS),
+        ('{city: "Oslo"}', {"city": "Oslo"}, jr.UNQUOTED_KEYS),
+        ('{order_id=1, name="Ann"}', {"order_id": 1, "name": "Ann"}, jr.KEY_EQUALS),
+        ('{"name","x","arguments":{}}', {"name": "x", "arguments": {}}, jr.COMMA_FOR_COLON),
+        ('{"a": {"b": [1, 2', {"a": {"b": [1, 2]}}, jr.CLOSED_TRUNCATED),
+        ('{"a": 1} trailing words', {"a": 1}, jr.TRAILING_GARBAGE),
+        ('{"a": 1 "b": 2}', {"a": 1, "b": 2}, jr.MISSING_COMMA),
+        ("{'q': 'say \"hi\"'}", {"q": 'say "hi"'}, jr.SINGLE_QUOTES),
+        ('{"text": "line1\nline2"}', {"text": "line1\nline2"}, jr.CONTROL_CHARS),
+    ],
+)
+def test_each_repair_is_named(text: str, expected: object, repair: str) -> None:
+    value, repairs = loads_lenient(text)
+    assert value == expected
+    assert repair in repairs
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name":"get_time","parameters>{"timezone":"UTC"}}',
+        '{"name":"get_time","parameters={"timezone":"UTC"}}',
+        '{"name":"get_time","parameters({"timezone":"UTC"}}',
+        '{"name":"get_time","parameters\':{\'timezone\':\'UTC\'}}',
+        '{"name":"get_time","parameters\\":{\\"timezone\\":\\"UTC\\"}}',
+    ],
+)
+def test_garbled_separator_after_a_key(text: str) -> None:
+    """Real llama3.2 outputs: the key's quote never closes and the value opens inside it."""
+    value, repairs = loads_lenient(text)
+    assert value == {"name": "get_time", "parameters": {"timezone": "UTC"}}
+    assert jr.BAD_SEPARATOR in repairs
+
+
+def test_space_quote_instead_of_colon() -> None:
+    value, repairs = loads_lenient('{"name":"web_search","parameters "{"query": "q"}}')
+    assert value["parameters "] == {"query": "q"}  # key whitespace is the call reader's business
+    assert jr.MISSING_COLON in repairs
+
+
+def test_stray_quote_after_complete_object() -> None:
+    value, repairs = loads_lenient('{"name":"complex","parameters":{}"}}')
+    assert value == {"name": "complex", "parameters": {}}
+    assert repairs
+
+
+def test_truncated_object_with_trailing_quote() -> None:
+    value, _ = loads_lenient('{"name":"f","parameters({"a":"b","c":false}"')
+    assert value == {"name": "f", "parameters": {"a": "b", "c": False}}
+
+
+@pytest.mark.parametrize("text", ["", "   ", "not json at all", '{"a": 1, b c d}', "{]", "@@@"])
+def test_unreadable_text_is_a_value_error_naming_the_place(text: str) -> None:
+    with pytest.raises(ValueError) as info:
+        loads_lenient(text)
+    assert str(info.value)
+
+
+def test_error_names_the_offset() -> None:
+    with pytest.raises(ValueError, match="offset"):
+        loads_lenient('{"a": 1, "b": ]')
+
+
+def test_deep_nesting_is_a_value_error_not_a_crash() -> None:
+    with pytest.raises(ValueError):
+        loads_lenient("[" * 100_000 + "x")
+
+
+@given(json_values)
+@settings(max_examples=200, deadline=None)
+def test_valid_json_round_trips_exactly(value: object) -> None:
+    assert loads_lenient(json.dumps(value)) == (value, [])
+
+
+@given(json_values)
+@settings(max_examples=200, deadline=None)
+def test_scan_finds_the_end_of_any_serialised_value(value: object) -> None:
+    text = json.dumps(value)
+    padded = "xx " + text + " trailing } ] \" text"
+    assert scan_json_value(padded, 3) == 3 + len(text)
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=300, deadline=None)
+def test_lenient_reader_only_raises_value_error(text: str) -> None:
+    try:
+        loads_lenient(text)
+    except ValueError:
+        pass
+
+
+def test_scan_skips_braces_in_strings_and_escapes() -> None:
+    text = '{"t": "Hello {name}! \\" }", \'u\': \'}\'} tail'
+    assert text[: scan_json_value(text, 0)].endswith("'}'}")
+
+
+def test_scan_reports_incomplete_values() -> None:
+    assert scan_json_value('{"a": [1, 2', 0) == -1
+    assert scan_json_value('"open string', 0) == -1
+    assert scan_json_value("", 0) == -1
+
+
+def test_scan_ignores_apostrophes_in_words() -> None:
+    assert scan_json_value("{don't stop}", 0) == len("{don't stop}")
+
+
+def test_scan_is_linear_on_hostile_input() -> None:
+    text = '{"a": "' + "\\\"" * 200_000
+    assert scan_json_value(text, 0) == -1
+    assert scan_json_value("[" * 300_000, 0) == -1
+
+
+def test_decode_json_at_uses_the_fast_path_then_repairs() -> None:
+    assert decode_json_at('xx {"a":1} yy', 3) == ({"a": 1}, 10, [])
+    value, end, repairs = decode_json_at("call: {'a': True} rest", 6)
+    assert value == {"a": True} and end == 17 and repairs
+
+
+def test_decode_json_at_respects_an_end_limit() -> None:
+    text = '{"a": 1</tool_call>'
+    value, end, repairs = decode_json_at(text, 0, text.index("<"))
+    assert value == {"a": 1} and end == text.index("<") and jr.CLOSED_TRUNCATED in repairs
+
+
+@pytest.mark.parametrize(
+    ("value", "expected", "repair"),
+    [
+        ({"a": 1}, {"a": 1}, None),
+        ('{"a": 1}', {"a": 1}, None),
+        ('"{\\"a\\": 1}"', {"a": 1}, jr.DOUBLE_ENCODED),
+        (json.dumps(json.dumps(json.dumps({"a": 1}))), {"a": 1}, jr.DOUBLE_ENCODED),
+        ([{"city": "Tokyo"}], {"city": "Tokyo"}, jr.LIST_WRAPPED),
+        (None, {}, None),
+        ("", {}, None),
+        ([], {}, None),
+        ("{'a': True}", {"a": True}, jr.PYTHON_LITERALS),
+    ],
+)
+def test_parse_arguments_accepts_every_shape(value: object, expected: dict, repair: str | None) -> None:
+    arguments, repairs = parse_arguments(value)
+    assert arguments == expected
+    if repair is None:
+        assert repairs == []
+    else:
+        assert repair in repairs
+
+
+@pytest.mark.parametrize("value", ['"just a string"', "[1, 2]", 42, [{"a": 1}, {"b": 2}], "nonsense {"])
+def test_parse_arguments_refuses_non_objects(value: object) -> None:
+    with pytest.raises(ValueError):
+        parse_arguments(value)

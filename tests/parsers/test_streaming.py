@@ -1,0 +1,184 @@
+"""Streaming gives the same calls and content as one-shot parsing, however the text is cut."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from utp.parsers import family_names, get_family, parse_response
+from utp.parsers.streaming import CallReady, ContentDelta, DiagnosticEvent, StreamParser, ThinkingDelta, stream_parse
+from utp.types import ToolCall
+
+from .conftest import load_annotated
+
+TOOLS = [{"name": "get_weather"}, {"name": "get_time"}]
+
+
+def run_chunks(chunks: list, **kw: object) -> tuple[str, list[tuple[str, dict]], list]:
+    events, result = stream_parse(chunks, **kw)
+    content = "".join(e.text for e in events if isinstance(e, ContentDelta))
+    calls = [(e.call.name, e.call.arguments) for e in events if isinstance(e, CallReady)]
+    return content, calls, events
+
+
+def one_shot(text: str, **kw: object) -> tuple[str, list[tuple[str, dict]]]:
+    parsed = parse_response(text, **kw)
+    return parsed.content, [(c.name, c.arguments) for c in parsed.tool_calls]
+
+
+def cut(text: str, points: list[int]) -> list[str]:
+    bounds = sorted({p for p in points if 0 < p < len(text)})
+    return [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)])]
+
+
+def test_prose_streams_immediately() -> None:
+    parser = StreamParser()
+    assert [e.text for e in parser.feed("Hello ") if isinstance(e, ContentDelta)] == ["Hello"]
+    assert [e.text for e in parser.feed("world.") if isinstance(e, ContentDelta)] == [" world."]
+
+
+def test_a_possible_trigger_prefix_is_held_then_released() -> None:
+    parser = StreamParser()
+    first = parser.feed("abc[TOO")
+    assert "".join(e.text for e in first if isinstance(e, ContentDelta)) == "abc"
+    rest = parser.feed("L not a tag") + parser.close()
+    assert "".join(e.text for e in first + rest if isinstance(e, ContentDelta)) == "abc[TOOL not a tag"
+
+
+def test_call_is_ready_before_the_stream_ends() -> None:
+    parser = StreamParser()
+    events = []
+    for piece in ["Sure. <tool", "_call>{\"name\": \"get_weather\", ", '"arguments": {"city": "Paris"}}</tool_call>', " Then I will summarise the weather for you in a moment."]:
+        events += parser.feed(piece)
+    ready = [e for e in events if isinstance(e, CallReady)]
+    assert [(e.call.name, e.call.arguments) for e in ready] == [("get_weather", {"city": "Paris"})]
+    parser.close()
+    assert parser.result().tool_calls[0].name == "get_weather"
+
+
+def test_reasoning_streams_as_thinking() -> None:
+    content, calls, events = run_chunks(["<thi", "nk>weighing ", "options</th", "ink>Answer: 4"])
+    assert "".join(e.text for e in events if isinstance(e, ThinkingDelta)) == "weighing options"
+    assert content == "Answer: 4" and calls == []
+
+
+def test_ollama_ndjson_chunks() -> None:
+    chunks = [
+        {"message": {"role": "assistant", "content": "", "thinking": "need weather"}, "done": False},
+        {"message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]}, "done": False},
+        {"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"},
+    ]
+    content, calls, events = run_chunks(chunks, tools=TOOLS)
+    assert calls == [("get_weather", {"city": "Paris"})]
+    assert any(isinstance(e, ThinkingDelta) for e in events)
+
+
+def test_openai_chunks_assemble_argument_fragments_by_index() -> None:
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [
+        chunk({"role": "assistant", "content": "<tool_call>"}),
+        chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}]}),
+        chunk({"tool_calls": [{"index": 1, "id": "c2", "type": "function", "function": {"name": "get_time", "arguments": '{"tz"'}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "Pa'}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": 'ris"}'}}]}),
+        chunk({"tool_calls": [{"index": 1, "function": {"arguments": ': "UTC"}'}}]}),
+        chunk({}, "tool_calls"),
+    ]
+    parser = StreamParser(tools=TOOLS)
+    events = [e for c in chunks for e in parser.feed(c)] + parser.close()
+    calls = [(e.call.name, e.call.arguments, e.call.id) for e in events if isinstance(e, CallReady)]
+    assert calls == [("get_weather", {"city": "Paris"}, "c1"), ("get_time", {"tz": "UTC"}, "c2")]
+    result = parser.result()
+    assert [c.name for c in result.tool_calls] == ["get_weather", "get_time"]
+    assert result.finish_reason == "tool_calls"
+
+
+def test_unknown_names_are_flagged_as_they_stream() -> None:
+    _, _, events = run_chunks(['<tool_call>{"name": "get_wether", "arguments": {}}</tool_call>'], tools=TOOLS)
+    ready = [e.call for e in events if isinstance(e, CallReady)]
+    assert [(c.name, c.known) for c in ready] == [("get_weather", True)]
+    assert any(isinstance(e, DiagnosticEvent) for e in events)
+
+
+def test_feed_after_close_is_an_error() -> None:
+    parser = StreamParser()
+    parser.close()
+    with pytest.raises(RuntimeError):
+        parser.feed("x")
+
+
+def _corpus_texts() -> list[str]:
+    try:
+        records = load_annotated()
+    except pytest.skip.Exception:
+        return []
+    return [r["raw"] for r in records if r.get("raw_type") not in ("stream_chunks", "response_json")]
+
+
+_CALLS = [
+    [ToolCall("get_weather", {"city": "Paris", "n": [1, {"a": "}]\"x"}]})],
+    [ToolCall("get_weather", {"city": "Oslo"}), ToolCall("get_time", {})],
+]
+RENDERED = [get_family(name).render(calls) for name in family_names(include_opt_in=False) for calls in _CALLS]
+PROSE = ["", "Sure, checking.", "Let me look.\n", "Here you go:\n", "Done.", " ", "\n\nThanks!", "It's [not] a {call}."]
+
+
+@pytest.mark.parametrize("text", _corpus_texts() + RENDERED)
+def test_every_single_character_cut_matches_one_shot(text: str) -> None:
+    content, calls, _ = run_chunks(list(text))
+    assert (content, calls) == one_shot(text)
+
+
+@given(
+    st.lists(st.sampled_from(RENDERED) | st.sampled_from(PROSE), min_size=1, max_size=4).map("".join),
+    st.lists(st.integers(min_value=1, max_value=400), max_size=12),
+)
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_any_chunking_of_renders_and_prose_matches_one_shot(text: str, points: list[int]) -> None:
+    content, calls, _ = run_chunks(cut(text, points))
+    assert (content, calls) == one_shot(text)
+
+
+@given(st.sampled_from(_corpus_texts() or ["x"]), st.lists(st.integers(min_value=1, max_value=300), max_size=10))
+@settings(max_examples=150, deadline=None)
+def test_any_chunking_of_corpus_records_matches_one_shot(text: str, points: list[int]) -> None:
+    content, calls, _ = run_chunks(cut(text, points), tools=TOOLS)
+    assert (content, calls) == one_shot(text, tools=TOOLS)
+
+
+def test_streaming_a_long_response_is_linear_in_work() -> None:
+    """Feeding a 200 kB answer one character at a time must not rescan the buffer per chunk."""
+    import utp.parsers.composite as composite
+
+    calls = 0
+    original = composite.try_extract
+
+    def counting(*args: object, **kw: object) -> object:
+        nonlocal calls
+        calls += 1
+        return original(*args, **kw)
+
+    text = '<tool_call>{"name": "f", "arguments": {"data": "' + "x" * 200_000 + '"}}</tool_call> done'
+    import utp.parsers.streaming as streaming
+
+    streaming.try_extract = counting  # type: ignore[assignment]
+    try:
+        parser = StreamParser()
+        for i in range(0, len(text), 7):
+            parser.feed(text[i : i + 7])
+        events = parser.close()
+    finally:
+        streaming.try_extract = original  # type: ignore[assignment]
+    assert any(isinstance(e, CallReady) for e in events) or parser.result().tool_calls
+    assert calls < 200, f"{calls} extraction attempts for one call span"
+
+
+def test_json_lines_ndjson_bytes_are_accepted() -> None:
+    parser = StreamParser()
+    events = parser.feed(json.dumps({"message": {"content": "hi"}}).encode()) + parser.close()
+    assert "".join(e.text for e in events if isinstance(e, ContentDelta)) == json.dumps({"message": {"content": "hi"}})

@@ -1,0 +1,257 @@
+"""Which JSON objects are tool calls, and how to read one into a :class:`ToolCall`.
+
+Every JSON-bodied family (hermes, json, fenced, mistral, granite, ...) meets
+the same question: is ``{"name": ..., "arguments": ...}`` a call, a tool
+*definition* the model echoed from its prompt, a final answer shaped like
+JSON, or a fake tool result? Answering it once keeps the families agreeing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from utp.parsers.jsonrepair import CLOSED_TRUNCATED, parse_arguments
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
+
+#: keys that hold the tool name, in the order they are trusted
+NAME_KEYS = ("name", "tool_name", "function_name", "tool", "function", "recipient_name")
+#: keys that hold the arguments
+ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "params", "kwargs", "argument")
+#: keys that may sit next to name/arguments without making the object something else
+_META_KEYS = {"id", "type", "index", "call_id", "tool_call_id"}
+_NAME_KEY_SET = set(NAME_KEYS)
+_ARG_KEY_SET = set(ARG_KEYS)
+
+
+def _norm_key(key: Any) -> str:
+    return key.strip().lower() if isinstance(key, str) else ""
+
+
+def is_tool_definition(obj: dict[str, Any]) -> bool:
+    """A tool *definition* (the model echoing its prompt), not a call."""
+    if obj.get("type") == "function" and isinstance(obj.get("function"), dict):
+        return is_tool_definition(obj["function"])
+    params = obj.get("parameters", obj.get("input_schema", obj.get("inputSchema")))
+    if isinstance(params, dict) and (params.get("type") == "object" and "properties" in params):
+        return "arguments" not in obj
+    return False
+
+
+def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, Any] | None:
+    """``(name, raw_arguments)`` when ``obj`` is shaped like one call, else ``None``.
+
+    Accepted: ``{"name", "arguments"|"parameters"|...}``, the OpenAI item
+    ``{"type": "function", "function": {...}}``, ``{"function": {"name", ...}}``,
+    ``{"function": "NAME", "arguments": ...}`` and ``{"tool": ..., "args": ...}``.
+    Extra keys besides ids and types make it something else (an answer that
+    happens to have a ``name``). ``require_arguments`` refuses a bare
+    ``{"name": ...}`` where an argument key is needed to be sure.
+    """
+    if type(obj) is not dict or not obj:
+        return None
+    # Fast path: the shape nearly every model writes.
+    if len(obj) <= 2:
+        name = obj.get("name")
+        if type(name) is str and name:
+            if len(obj) == 1:
+                return None if require_arguments else _checked_name(name, {})
+            if "arguments" in obj:
+                return _checked_name(name, obj["arguments"])
+            params = obj.get("parameters")
+            if params is not None and not (type(params) is dict and params.get("type") == "object" and "properties" in params):
+                return _checked_name(name, params)
+    keys = {(k.strip().lower() if type(k) is str else ""): k for k in obj}
+    inner_key = keys.get("function")
+    if inner_key is not None and type(obj[inner_key]) is dict and len(keys.keys() - _META_KEYS) == 1:
+        return split_call_object(obj[inner_key], require_arguments)
+    if is_tool_definition(obj):
+        return None
+    name_key = next((keys[k] for k in NAME_KEYS if k in keys and type(obj[keys[k]]) is str), None)
+    if name_key is None:
+        return None
+    arg_key = next((keys[k] for k in ARG_KEYS if k in keys), None)
+    for norm in keys:
+        if norm not in _META_KEYS and keys[norm] is not name_key and keys[norm] is not arg_key:
+            return None
+    if arg_key is None:
+        return None if require_arguments else _checked_name(obj[name_key], {})
+    return _checked_name(obj[name_key], obj[arg_key])
+
+
+def _checked_name(name: str, arguments: Any) -> tuple[str, Any] | None:
+    name = name.strip()
+    if not name or len(name) > 200 or "\n" in name:
+        return None
+    return name, arguments
+
+
+def build_call(
+    name: str,
+    raw_arguments: Any,
+    family: str,
+    raw: Any,
+    repairs: list[str] | None = None,
+    call_id: str | None = None,
+) -> tuple[ToolCall | None, list[Diagnostic]]:
+    """A :class:`ToolCall` with its arguments decoded; or a diagnostic saying why not."""
+    if type(raw_arguments) is dict:
+        arguments, more = raw_arguments, ()
+    else:
+        try:
+            arguments, more = parse_arguments(raw_arguments)
+        except ValueError as exc:
+            return None, [
+                Diagnostic(DiagnosticKind.UNPARSEABLE, f"{family}: arguments of {name!r}: {exc}", _short(raw), family)
+            ]
+    fixes = list(repairs) if repairs else []
+    for repair in more:
+        if repair not in fixes:
+            fixes.append(repair)
+    call = ToolCall(name, arguments, call_id, raw, family, fixes)
+    return call, (repaired_diagnostics(call) if fixes else [])
+
+
+def repaired_diagnostics(call: ToolCall) -> list[Diagnostic]:
+    if not call.repairs:
+        return []
+    return [
+        Diagnostic(
+            DiagnosticKind.REPAIRED,
+            f"{call.format}: read {call.name!r} after: {', '.join(call.repairs)}",
+            _short(call.raw),
+            call.format,
+        )
+    ]
+
+
+def calls_from_value(
+    value: Any,
+    family: str,
+    raw: str,
+    repairs: list[str] | None = None,
+    require_arguments: bool = False,
+) -> tuple[list[ToolCall], list[Diagnostic]] | None:
+    """Calls from a decoded JSON value (one object, or a list of them); None if not calls.
+
+    A list counts only when *every* item is call-shaped: a list that mixes
+    calls and other things is data, not a batch of calls.
+    """
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        return None
+    shaped = []
+    for item in items:
+        split = split_call_object(item, require_arguments)
+        if split is None:
+            return None
+        shaped.append((split, item))
+    if repairs and CLOSED_TRUNCATED in repairs and not _has_argument_key(items[-1]):
+        # Cut off before the arguments began (often inside the name): not a call to run.
+        return [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{family}: output ended inside a call", _short(raw), family)]
+    calls: list[ToolCall] = []
+    diagnostics: list[Diagnostic] = []
+    for (name, raw_args), item in shaped:
+        call_id = item.get("id")
+        call, diags = build_call(name, raw_args, family, raw, repairs, call_id if type(call_id) is str else None)
+        if diags:
+            diagnostics.extend(diags)
+        if call is not None:
+            calls.append(call)
+    return calls, diagnostics
+
+
+def _has_argument_key(obj: Any) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    inner = obj.get("function")
+    if isinstance(inner, dict):
+        return _has_argument_key(inner)
+    return any(_norm_key(k) in _ARG_KEY_SET for k in obj)
+
+
+def _short(raw: Any, limit: int = 300) -> str:
+    text = raw if isinstance(raw, str) else repr(raw)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def unparseable(family: str, reason: str, raw: str, offset: int | None = None) -> Diagnostic:
+    return Diagnostic(DiagnosticKind.UNPARSEABLE, f"{family}: {reason}", _short(raw), family, offset)
+
+
+def skip_ws(text: str, pos: int, limit: int | None = None) -> int:
+    end = len(text) if limit is None else limit
+    while pos < end and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def extract_tagged_json(
+    family: str,
+    text: str,
+    pos: int,
+    body_start: int,
+    closers: tuple[str, ...] = (),
+    require_arguments: bool = False,
+    separators: str = ",;",
+) -> "Extraction | None":
+    """The common shape ``TAG <json call or list of calls>... [CLOSER]``.
+
+    Reads one or more JSON values after ``body_start`` (separated by
+    whitespace or ``separators``), then swallows one of ``closers`` if it
+    follows. Not JSON at all → ``None`` (the tag stays content); JSON that is
+    not call-shaped → ``None``; JSON that cannot be read → an UNPARSEABLE
+    Extraction consuming up to the closer (or the end), so broken markup is
+    reported instead of shown as prose.
+    """
+    from utp.parsers.base import Extraction
+    from utp.parsers.jsonrepair import decode_json_at
+    from utp.parsers.textscan import find_forward
+
+    cursor = skip_ws(text, body_start)
+    if cursor >= len(text):
+        return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{family}: output ended after the call tag", _short(text[pos:]), family, pos)])
+    if text[cursor] not in "{[":
+        return None
+    limit = len(text)
+    for closer in closers:
+        k = find_forward(text, closer, cursor)
+        if k >= 0:
+            limit = min(limit, k)
+    calls: list[ToolCall] = []
+    diagnostics: list[Diagnostic] = []
+    end = cursor
+    while cursor < limit and text[cursor] in "{[":
+        try:
+            value, jend, repairs = decode_json_at(text, cursor, limit)
+        except ValueError as exc:
+            stop = limit
+            for closer in closers:
+                if text.startswith(closer, stop):
+                    stop += len(closer)
+                    break
+            diagnostics.append(unparseable(family, f"unreadable JSON: {exc}", text[pos:stop], pos))
+            return Extraction(stop, calls, diagnostics)
+        if calls and CLOSED_TRUNCATED in repairs:
+            # A further value cut off by the end of the output: undecidable, so it is
+            # part of this block (reported), never left behind as half a call in prose.
+            diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{family}: output ended inside a call", _short(text[cursor:limit]), family, cursor))
+            end = limit
+            break
+        found = calls_from_value(value, family, text[cursor:jend], repairs, require_arguments)
+        if found is None:
+            if calls:
+                break
+            return None
+        calls.extend(found[0])
+        diagnostics.extend(found[1])
+        end = jend
+        nxt = skip_ws(text, jend, limit)
+        if nxt < limit and text[nxt] in separators:
+            nxt = skip_ws(text, nxt + 1, limit)
+        cursor = nxt
+    after = skip_ws(text, end)
+    for closer in closers:
+        if text.startswith(closer, after):
+            end = after + len(closer)
+            break
+    return Extraction(end, calls, diagnostics)

@@ -1,0 +1,351 @@
+"""The parser every caller uses: native calls, reasoning, and every text family in one pass.
+
+Order of work for one response (the HLD's hierarchy, with its mixed case):
+
+1. :func:`~utp.response.view_response` finds content, thinking and native
+   ``tool_calls`` in whatever shape arrived.
+2. Native calls are read first (:mod:`utp.parsers.native`).
+3. Reasoning (``<think>…</think>``) is cut out of the content; call-like text
+   in it is reported (``IN_REASONING``), never run.
+4. One left-to-right scan finds every family's literal triggers at once (one
+   compiled alternation per family set, cached). At each trigger the families
+   owning it are tried by priority; the first that returns an Extraction
+   consumes its span and the scan resumes after it.
+5. Native and content calls are merged; a content call identical to a native
+   one is dropped with a ``DUPLICATE`` diagnostic (servers sometimes parse the
+   call *and* leave its text behind).
+6. Names are checked against the offered tools (:mod:`utp.parsers.names`).
+
+Nothing here raises on model output: a family that raises is reported as an
+``UNPARSEABLE`` diagnostic and the scan goes on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext
+from utp.parsers.names import resolve_name
+from utp.parsers.native import parse_native_calls
+from utp.parsers.reasoning import REASONING_TAGS, join_around_spans
+from utp.response import view_response
+from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, ToolCall
+
+
+@dataclass(frozen=True)
+class Candidate:
+    family: CallFamily
+    trigger: str
+
+
+class TriggerScanner:
+    """All triggers of a family set, found in one pass.
+
+    ``pattern`` is one alternation of the escaped triggers, longest first, so
+    a match is the longest trigger at the leftmost position; every shorter
+    trigger that also matches there is a prefix of it, so the candidates for
+    a matched trigger are precomputed: all families whose trigger is a prefix
+    of it, by descending priority (longer trigger first on ties).
+    """
+
+    def __init__(self, families: Sequence[CallFamily]) -> None:
+        owners: dict[str, list[CallFamily]] = {}
+        for family in families:
+            for trigger in family.triggers:
+                if trigger:
+                    owners.setdefault(trigger, []).append(family)
+        self.triggers = sorted(owners, key=len, reverse=True)
+        self.candidates: dict[str, tuple[Candidate, ...]] = {}
+        for trigger in self.triggers:
+            found = [
+                Candidate(family, shorter)
+                for shorter in self.triggers
+                if trigger.startswith(shorter)
+                for family in owners[shorter]
+            ]
+            found.sort(key=lambda c: (-c.family.priority, -len(c.trigger)))
+            self.candidates[trigger] = tuple(found)
+        self.pattern = re.compile("|".join(re.escape(t) for t in self.triggers)) if self.triggers else None
+        #: the same plus reasoning openers: content is scanned with this, so a ``<think>``
+        #: inside a call span belongs to the call, exactly as when streaming
+        self.closer_of = dict(REASONING_TAGS)
+        everything = sorted(set(self.triggers) | set(self.closer_of), key=len, reverse=True)
+        self.content_pattern = re.compile("|".join(re.escape(t) for t in everything))
+        self.content_prefixes = frozenset(t[:k] for t in everything for k in range(1, len(t)))
+        self.max_content_trigger = max(len(t) for t in everything)
+        #: every proper prefix of every trigger (the streaming parser holds these back)
+        self.prefixes = frozenset(t[:k] for t in self.triggers for k in range(1, len(t)))
+        self.max_trigger = max((len(t) for t in self.triggers), default=0)
+
+    def search(self, text: str, pos: int) -> re.Match[str] | None:
+        return self.pattern.search(text, pos) if self.pattern is not None else None
+
+
+_SCANNERS: dict[tuple[str, ...], TriggerScanner] = {}
+
+
+def scanner_for(families: Sequence[CallFamily]) -> TriggerScanner:
+    """The cached scanner for this family set (families are registry singletons)."""
+    key = tuple(f.name for f in families)
+    scanner = _SCANNERS.get(key)
+    if scanner is None:
+        scanner = _SCANNERS[key] = TriggerScanner(families)
+    return scanner
+
+
+@dataclass
+class ScanResult:
+    calls: list[ToolCall]
+    diagnostics: list[Diagnostic]
+    spans: list[tuple[int, int]]
+    thinking: list[str]
+
+
+def in_inline_code(text: str, pos: int, trigger: str) -> bool:
+    """A trigger right after a single backtick is syntax being *shown* (`` `<tool_call>` ``), not used."""
+    return pos > 0 and text[pos - 1] == "`" and not trigger.startswith("`")
+
+
+def try_extract(candidates: Sequence[Candidate], text: str, pos: int, ctx: ParseContext, floor: int) -> tuple[Extraction | None, list[Diagnostic]]:
+    """The first family's Extraction at ``pos``, with a family bug turned into a diagnostic."""
+    problems: list[Diagnostic] = []
+    if candidates and in_inline_code(text, pos, candidates[0].trigger):
+        return None, problems
+    for cand in candidates:
+        try:
+            found = cand.family.extract(text, pos, cand.trigger, ctx)
+        except Exception as exc:  # a family bug must not lose the response
+            problems.append(
+                Diagnostic(
+                    DiagnosticKind.UNPARSEABLE,
+                    f"{cand.family.name}: parser error {type(exc).__name__}: {exc}",
+                    text[pos : pos + 200],
+                    cand.family.name,
+                    pos,
+                )
+            )
+            continue
+        if found is None:
+            continue
+        start = pos if found.start is None else found.start
+        if not isinstance(found.end, int) or found.end <= pos or found.end > len(text) or start > pos:
+            problems.append(
+                Diagnostic(
+                    DiagnosticKind.UNPARSEABLE,
+                    f"{cand.family.name}: ignored an extraction with an invalid span ({start}, {found.end})",
+                    text[pos : pos + 200],
+                    cand.family.name,
+                    pos,
+                )
+            )
+            continue
+        if start < floor:
+            found.start = floor
+        return found, problems
+    return None, problems
+
+
+def scan_text(
+    text: str, scanner: TriggerScanner, ctx: ParseContext, start: int = 0, reasoning: bool = False
+) -> ScanResult:
+    """Every call in ``text`` from ``start``: one pass, consumed spans skipped.
+
+    With ``reasoning``, ``<think>``-style blocks met *between* calls are
+    reasoning spans (their bodies go to ``ScanResult.thinking``); the
+    streaming parser makes the same decisions in the same order, so both
+    agree on what is reasoning, call and content.
+    """
+    result = ScanResult([], [], [], [])
+    pattern = scanner.content_pattern if reasoning else scanner.pattern
+    if pattern is None or not text:
+        return result
+    search = pattern.search
+    match = search(text, start)
+    if match is None:
+        return result
+    pos = floor = start
+    candidates = scanner.candidates
+    closer_of = scanner.closer_of
+    while True:
+        if match is None:
+            match = search(text, pos)
+            if match is None:
+                break
+        at = match.start()
+        trigger = match.group()
+        match = None
+        if trigger in closer_of:  # only matched with reasoning=True
+            body = at + len(trigger)
+            close = text.find(closer_of[trigger], body)
+            end = len(text) if close < 0 else close + len(closer_of[trigger])
+            result.thinking.append(text[body : len(text) if close < 0 else close])
+            result.spans.append((at, end))
+            pos = floor = end
+            continue
+        found, problems = try_extract(candidates[trigger], text, at, ctx, floor)
+        if problems:
+            result.diagnostics.extend(problems)
+        if found is None:
+            pos = at + 1
+            continue
+        span_start = at if found.start is None else found.start
+        for call in found.calls:
+            if call.format is None:
+                call.format = "unknown"
+        result.calls.extend(found.calls)
+        result.diagnostics.extend(found.diagnostics)
+        if found.thinking:
+            result.thinking.append(found.thinking)
+        result.spans.append((span_start, found.end))
+        pos = floor = found.end
+    return result
+
+
+class CompositeParser:
+    """Native calls plus the given content families, in one pass (implements ToolCallParser)."""
+
+    def __init__(self, families: Sequence[CallFamily], ctx: ParseContext | None = None) -> None:
+        self.families = list(families)
+        self.ctx = ctx if ctx is not None else ParseContext()
+        self.scanner = scanner_for(self.families)
+
+    def can_parse(self, response: Any) -> bool:
+        """Native calls present, or a trigger of one of the families in the content."""
+        view = view_response(response)
+        if view.native_calls:
+            return True
+        return bool(view.content) and self.scanner.search(view.content, 0) is not None
+
+    def parse(self, response: Any) -> ParsedResponse:
+        try:
+            return self._parse(response)
+        except Exception as exc:  # last line of defence: parse never raises
+            return ParsedResponse(
+                content=_safe_content(response),
+                raw_response=response,
+                diagnostics=[Diagnostic(DiagnosticKind.UNPARSEABLE, f"parser error {type(exc).__name__}: {exc}")],
+            )
+
+    def _parse(self, response: Any) -> ParsedResponse:
+        view = view_response(response)
+        if view.native_calls:
+            native, diagnostics = parse_native_calls(view.native_calls)
+        else:
+            native, diagnostics = [], []
+        content = view.content
+        thoughts = [view.thinking.strip()] if view.thinking and not view.thinking.isspace() else []
+        start, prefilled = _prefilled_reasoning(content)
+        if prefilled.strip():
+            thoughts.append(prefilled.strip())
+        found = scan_text(content, self.scanner, self.ctx, start, reasoning=True)
+        if found.diagnostics:
+            diagnostics.extend(found.diagnostics)
+        for extra in found.thinking:
+            if extra.strip():
+                thoughts.append(extra.strip())
+        if start or found.spans:
+            content = join_around_spans(content, ([(0, start)] if start else []) + found.spans)
+        for thought in thoughts:
+            diagnostics.extend(self._calls_in_reasoning(thought))
+        calls = self._merge(native, found.calls, diagnostics) if native else found.calls
+        if calls and self.ctx.has_tools:
+            self.check_names(calls, diagnostics)
+        return ParsedResponse(
+            content,
+            calls,
+            "tool_calls" if calls else (view.finish_reason or "stop"),
+            response,
+            "\n\n".join(thoughts) if thoughts else "",
+            diagnostics,
+        )
+
+    def _calls_in_reasoning(self, thought: str) -> list[Diagnostic]:
+        found = scan_text(thought, self.scanner, self.ctx)
+        return [
+            Diagnostic(
+                DiagnosticKind.IN_REASONING,
+                f"call to {call.name!r} written inside reasoning; not executed",
+                call.raw if isinstance(call.raw, str) else repr(call.raw),
+                call.format,
+            )
+            for call in found.calls
+        ]
+
+    @staticmethod
+    def _merge(native: list[ToolCall], content: list[ToolCall], diagnostics: list[Diagnostic]) -> list[ToolCall]:
+        if not native or not content:
+            return native + content
+        seen = {call.canonical_key() for call in native}
+        merged = list(native)
+        for call in content:
+            if call.canonical_key() in seen:
+                diagnostics.append(
+                    Diagnostic(
+                        DiagnosticKind.DUPLICATE,
+                        f"{call.name!r} appears both as a native call and in content ({call.format}); kept once",
+                        call.raw if isinstance(call.raw, str) else repr(call.raw),
+                        call.format,
+                    )
+                )
+                continue
+            merged.append(call)
+        return merged
+
+    def check_names(self, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> None:
+        """Resolve each call's name against the offered tools (in place); no tools, no check."""
+        if self.ctx.has_tools:
+            for call in calls:
+                self._check_name(call, diagnostics)
+
+    def _check_name(self, call: ToolCall, diagnostics: list[Diagnostic]) -> ToolCall:
+        match = resolve_name(call.name, self.ctx)
+        call.known = match.known
+        if match.how in ("normalized", "corrected"):
+            note = f"tool name {call.name!r} -> {match.name!r}"
+            call.repairs.append(note)
+            diagnostics.append(
+                Diagnostic(
+                    DiagnosticKind.NAME_CORRECTED,
+                    f"{note} ({'misspelling within 2 edits' if match.how == 'corrected' else 'case/spacing/prefix'})",
+                    call.name,
+                    call.format,
+                )
+            )
+            call.name = match.name
+        elif not match.known:
+            offered = ", ".join(sorted(self.ctx.by_name)[:20])
+            diagnostics.append(
+                Diagnostic(
+                    DiagnosticKind.UNKNOWN_TOOL,
+                    f"{call.name!r} is not an offered tool (offered: {offered})",
+                    call.name,
+                    call.format,
+                )
+            )
+        return call
+
+
+def _prefilled_reasoning(content: str) -> tuple[int, str]:
+    """Output that starts inside reasoning (the template pre-filled ``<think>``).
+
+    Only a closing tag with no opener before it: ``(index after it, reasoning)``.
+    """
+    if not content or "</think" not in content:
+        return 0, ""
+    for opener, closer in REASONING_TAGS:
+        close = content.find(closer)
+        if close >= 0:
+            first_open = content.find(opener)
+            if first_open < 0 or close < first_open:
+                return close + len(closer), content[:close]
+    return 0, ""
+
+
+def _safe_content(response: Any) -> str:
+    try:
+        return view_response(response).content
+    except Exception:
+        return ""

@@ -1,0 +1,48 @@
+"""Cohere Command R / R+ / A: a JSON list of ``{"tool_name": ..., "parameters": {...}}``.
+
+Command R+ (tool-use prompt) writes ``Action: ```json\\n[...]\\n```;``
+Command R7B and Command A write ``<|START_ACTION|>[...]<|END_ACTION|>``.
+Items name the tool with ``tool_name`` (``name`` is accepted too). The
+``directly_answer`` pseudo-tool means "no call": it is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.callshape import extract_tagged_json
+from utp.types import ToolCall
+
+START = "<|START_ACTION|>"
+END = "<|END_ACTION|>"
+ACTION = "Action:"
+_ACTION_FENCE = re.compile(r"Action:[ \t]*\n?[ \t]*```(?:json)?[ \t]*\n")
+NO_CALL = "directly_answer"
+
+
+@register_family
+class CommandRFamily(CallFamily):
+    name = "command_r"
+    triggers = (START, ACTION)
+    priority = 50
+    aliases = ("cohere", "command_r_plus", "command_a", "command_r7b")
+    summary = '<|START_ACTION|>[{"tool_name": ..., "parameters": {...}}]<|END_ACTION|> or Action: ```json [...]```'
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger == START:
+            found = extract_tagged_json(self.name, text, pos, pos + len(START), (END,))
+        else:
+            fence = _ACTION_FENCE.match(text, pos)
+            if fence is None:
+                return None
+            found = extract_tagged_json(self.name, text, pos, fence.end(), ("```",))
+        if found is not None:
+            found.calls = [c for c in found.calls if c.name != NO_CALL]
+        return found
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        body = json.dumps([{"tool_name": c.name, "parameters": c.arguments} for c in calls], ensure_ascii=False)
+        return f"{START}{body}{END}"

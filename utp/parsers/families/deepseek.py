@@ -1,0 +1,135 @@
+"""DeepSeek V3 / R1 / V3.1 calls between special tokens with full-width bars.
+
+V3 and R1 (0528)::
+
+    <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
+    ```json
+    {"arg": 1}
+    ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+
+V3.1 drops the type and the fence: ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>``.
+The bars are U+FF5C and the spaces U+2581; templates and detokenisers also
+produce ASCII ``|`` bars (and ``_`` for ``▁``), so every spelling is read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.callshape import build_call, unparseable
+from utp.parsers.jsonrepair import loads_lenient
+from utp.parsers.textscan import find_forward
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
+
+
+def _spellings(words: str) -> tuple[str, ...]:
+    """``tool calls begin`` → every bar / space-marker spelling of the token."""
+    out = []
+    for left, right in (("<｜", "｜>"), ("<|", "|>")):
+        for space in ("▁", "_"):
+            out.append(left + space.join(words.split()) + right)
+    return tuple(out)
+
+
+CALLS_BEGIN = _spellings("tool calls begin")
+CALLS_END = _spellings("tool calls end")
+CALL_BEGIN = _spellings("tool call begin")
+CALL_END = _spellings("tool call end")
+SEP = _spellings("tool sep")
+EOS = _spellings("end of sentence")
+_TOKEN = re.compile("|".join(re.escape(t) for t in CALLS_BEGIN + CALLS_END + CALL_BEGIN + CALL_END + SEP + EOS))
+
+
+@register_family
+class DeepseekFamily(CallFamily):
+    name = "deepseek"
+    triggers = CALLS_BEGIN + CALL_BEGIN
+    priority = 50
+    aliases = ("deepseek_v3", "deepseek_r1", "deepseek_v31", "deepseek_v3_1")
+    summary = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME ```json {...}```<｜tool▁call▁end｜>..."
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        calls: list[ToolCall] = []
+        diagnostics: list[Diagnostic] = []
+        cursor = pos + len(trigger) if trigger in CALLS_BEGIN else pos
+        end = cursor
+        while True:
+            token = _TOKEN.match(text, _skip(text, cursor))
+            if token is None:
+                break
+            word = token.group()
+            if word in CALLS_END or word in EOS:
+                end = cursor = token.end()
+                continue
+            if word not in CALL_BEGIN:
+                break
+            body_start = token.end()
+            close = min((k for k in (find_forward(text, t, body_start) for t in CALL_END) if k >= 0), default=-1)
+            body_end = close if close >= 0 else len(text)
+            self._read_call(text[body_start:body_end], pos, calls, diagnostics)
+            if close < 0:
+                diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a call", text[body_start:][:300], self.name, pos))
+                return Extraction(len(text), calls, diagnostics)
+            end = cursor = close + len(next(t for t in CALL_END if text.startswith(t, close)))
+        if end == pos + len(trigger) and trigger in CALLS_BEGIN and not calls:
+            if _skip(text, end) >= len(text):
+                return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended after the calls token", text[pos:], self.name, pos)])
+        if end <= pos:
+            return None
+        return Extraction(end, calls, diagnostics)
+
+    def _read_call(self, body: str, pos: int, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> None:
+        sep = _TOKEN.search(body)
+        if sep is None or sep.group() not in SEP:
+            diagnostics.append(unparseable(self.name, "call without a tool separator", body, pos))
+            return
+        head, tail = body[: sep.start()].strip(), body[sep.end() :]
+        fenced = _fenced_arguments(tail) if head in ("function", "") else None
+        name, raw_args = fenced if fenced is not None else (head, tail)
+        if not name:
+            diagnostics.append(unparseable(self.name, "call without a name", body, pos))
+            return
+        try:
+            arguments, repairs = loads_lenient(raw_args) if raw_args.strip() else ({}, [])
+        except ValueError as exc:
+            diagnostics.append(unparseable(self.name, f"arguments of {name!r}: {exc}", body, pos))
+            return
+        call, diags = build_call(name, arguments, self.name, body, repairs)
+        diagnostics.extend(diags)
+        if call is not None:
+            calls.append(call)
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        begin, end = CALLS_BEGIN[0], CALLS_END[0]
+        items = "".join(
+            f"{CALL_BEGIN[0]}function{SEP[0]}{c.name}\n```json\n{json.dumps(c.arguments, ensure_ascii=False)}\n```{CALL_END[0]}"
+            for c in calls
+        )
+        return f"{begin}{items}{end}"
+
+
+def _fenced_arguments(tail: str) -> tuple[str, str] | None:
+    """V3/R1 body after the separator: ``NAME\n```json\n{...}\n```` → ``(NAME, "{...}")``."""
+    newline = tail.find("\n")
+    if newline < 0:
+        return None
+    name = tail[:newline].strip()
+    rest = tail[newline + 1 :].strip()
+    if not name or len(name) > 200 or not rest.startswith("```"):
+        return None
+    body_start = rest.find("\n")
+    if body_start < 0:
+        return None
+    body = rest[body_start + 1 :]
+    if body.rstrip().endswith("```"):
+        body = body.rstrip()[:-3]
+    return name, body
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos

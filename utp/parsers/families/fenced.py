@@ -1,0 +1,99 @@
+"""A call in a Markdown code fence: ```` ```json\\n{"name": ..., "arguments": ...}\\n``` ````.
+
+Chat-tuned models wrap JSON in a fence out of habit, and some templates ask
+for ```` ```tool_call ```` / ```` ```tool_code ```` blocks. A fence in an
+answer is usually a code sample, so a fence is a call only when its body is
+call-shaped JSON (one object or a list) *and* the label says so
+(``tool_call``, ``tool_code``, ``function_call``...) or the fence is the whole
+response's point: it starts or ends the content. Python-style bodies in
+```` ```tool_code ```` fences belong to the pythonic family, not here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.callshape import calls_from_value, skip_ws
+from utp.parsers.jsonrepair import loads_lenient
+from utp.parsers.textscan import find_forward
+from utp.types import ToolCall
+
+FENCE = "```"
+#: labels that declare the fence a call
+CALL_LABELS = frozenset({"tool_call", "tool_calls", "tool_code", "function_call", "function_calls", "tool_use", "tool", "functions"})
+#: labels that allow a call when the placement says so
+DATA_LABELS = frozenset({"", "json", "json5", "jsonc"})
+
+
+@register_family
+class FencedFamily(CallFamily):
+    name = "fenced"
+    triggers = (FENCE,)
+    priority = 20
+    aliases = ("markdown", "fenced_json", "code_block")
+    summary = "```json fenced call JSON (also ```tool_call / ```tool_code labels)"
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        label, body_start = _label(text, pos)
+        if label is None or (label not in CALL_LABELS and label not in DATA_LABELS):
+            return None
+        close = _closing_fence(text, body_start)
+        body_end = close if close >= 0 else len(text)
+        end = close + len(FENCE) if close >= 0 else len(text)
+        body = text[body_start:body_end]
+        first = skip_ws(body, 0)
+        if first >= len(body) or body[first] not in "{[":
+            return None
+        if label not in CALL_LABELS and not (_starts_content(text, pos) or not text[end:].strip()):
+            return None
+        try:
+            value, repairs = loads_lenient(body)
+        except ValueError:
+            return None
+        found = calls_from_value(value, self.name, body.strip(), repairs, require_arguments=label not in CALL_LABELS)
+        if found is None or (not found[0] and not found[1]):
+            return None
+        return Extraction(end, found[0], found[1])
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        label, body_start = _label(text, pos)
+        if label is None:
+            return "\n" in text[pos : pos + 64] or len(text) - pos > 64
+        if label not in CALL_LABELS and label not in DATA_LABELS:
+            return True
+        first = skip_ws(text, body_start)
+        if first < len(text) and text[first] not in "{[":
+            return True
+        close = _closing_fence(text, body_start)
+        return close >= 0 and bool(text[close + len(FENCE) :].strip())
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        items = [{"name": c.name, "arguments": c.arguments} for c in calls]
+        body = json.dumps(items[0] if len(items) == 1 else items, ensure_ascii=False, indent=2)
+        return f"```json\n{body}\n```"
+
+
+def _label(text: str, pos: int) -> tuple[str | None, int]:
+    """The fence's info string (lower-case) and where its body starts; None if the line is not complete."""
+    nl = text.find("\n", pos + 3, pos + 64)
+    if nl < 0:
+        return None, -1
+    label = text[pos + 3 : nl].strip().lower()
+    if " " in label or "`" in label:
+        return "-", nl + 1
+    return label, nl + 1
+
+
+def _closing_fence(text: str, body_start: int) -> int:
+    """The closing fence starts a line (JSON strings cannot hold a raw newline, so never inside one)."""
+    if text.startswith(FENCE, body_start):
+        return body_start
+    at = find_forward(text, "\n" + FENCE, body_start)
+    return at + 1 if at >= 0 else -1
+
+
+def _starts_content(text: str, pos: int) -> bool:
+    before = text[max(0, pos - 240) : pos]
+    return pos == 0 or (pos <= 240 and not before.strip()) or before.rstrip().endswith(("</think>", "</thinking>"))

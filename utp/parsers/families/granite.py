@@ -1,0 +1,32 @@
+"""IBM Granite 3.x: ``<|tool_call|>[{"name": ..., "arguments": {...}}, ...]``.
+
+Granite's chat template has the model write the special token and then a
+JSON list of calls (one object is accepted too); nothing closes the block,
+so the calls end where the JSON ends.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.callshape import extract_tagged_json
+from utp.types import ToolCall
+
+TAG = "<|tool_call|>"
+
+
+@register_family
+class GraniteFamily(CallFamily):
+    name = "granite"
+    triggers = (TAG,)
+    priority = 50
+    aliases = ("granite3", "granite_tool_call")
+    summary = '<|tool_call|>[{"name": ..., "arguments": {...}}]'
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        return extract_tagged_json(self.name, text, pos, pos + len(TAG))
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        return TAG + json.dumps([{"name": c.name, "arguments": c.arguments} for c in calls], ensure_ascii=False)

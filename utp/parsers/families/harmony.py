@@ -1,0 +1,126 @@
+"""OpenAI Harmony (gpt-oss): messages made of header tokens, a channel and a recipient.
+
+``<|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>``
+is a call; the recipient may also sit in the role position
+(``<|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>``),
+and generation usually starts after the ``<|start|>assistant`` prefill, so a
+message may begin at ``<|channel|>``. The ``analysis`` channel is reasoning
+(returned as ``Extraction.thinking``); ``final`` is the answer, so only its
+header is consumed and its text stays content. A message whose *role* is a
+tool (``<|start|>functions.NAME to=assistant<|message|>...``) is a tool's
+reply the model hallucinated, never a call. Harmony renders tool names as
+identifiers (``my-tool`` → ``my_tool``); names are mapped back to the offered
+tool they came from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.familykit import identifier_safe, make_call, read_json_at, unreadable
+from utp.parsers.textscan import bounded_find, find_first, skip_space
+from utp.types import DiagnosticKind, ToolCall
+
+START, CHANNEL, MESSAGE = "<|start|>", "<|channel|>", "<|message|>"
+CALL, END, RETURN = "<|call|>", "<|end|>", "<|return|>"
+#: tokens that end a message body (a new header also ends it when the end token was dropped)
+_BODY_ENDS = (CALL, END, RETURN, START, CHANNEL)
+_STRAY_ENDS = (CALL, END, RETURN)
+#: a header (role, channel, recipient, constraint) is short; longer means this is not one
+MAX_HEADER = 512
+_RECIPIENT = re.compile(r"\bto=(\S+)")
+_TOKEN = re.compile(r"<\|[a-z_]+\|>")
+
+
+@register_family
+class HarmonyFamily(CallFamily):
+    name = "harmony"
+    triggers = (START, CHANNEL, *_STRAY_ENDS)
+    aliases = ("gpt-oss", "gpt_oss", "openai_harmony")
+    summary = "gpt-oss Harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>"
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger in _STRAY_ENDS:
+            return Extraction(end=pos + len(trigger))
+        message_at = bounded_find(text, MESSAGE, pos, MAX_HEADER)
+        if message_at == -1:
+            if len(text) - pos <= MAX_HEADER:
+                return unreadable(self.name, text, pos, len(text), "output ended inside a message header", kind=DiagnosticKind.TRUNCATED)
+            return None
+        header = text[pos:message_at]
+        if trigger == START:
+            role_part, _, channel_part = header[len(START) :].partition(CHANNEL)
+            role = role_part.split()[0] if role_part.split() else ""
+        else:
+            role_part, channel_part, role = "", header[len(CHANNEL) :], "assistant"
+        channel_words = _TOKEN.sub(" ", channel_part).split()
+        channel = channel_words[0] if channel_words else ""
+        recipient_match = _RECIPIENT.search(_TOKEN.sub(" ", header))
+        recipient = recipient_match.group(1) if recipient_match else ""
+        body_start = message_at + len(MESSAGE)
+        body_end, terminator = find_first(text, _BODY_ENDS, body_start)
+        if body_end == -1:
+            body_end = len(text)
+        consumed = body_end + (len(terminator) if terminator in _STRAY_ENDS else 0)
+
+        if role != "assistant":
+            return Extraction(end=consumed)  # a tool's (or user's) message, not something to run
+        if recipient and recipient != "assistant":
+            return self._call(text, pos, recipient, body_start, body_end, terminator, ctx)
+        if channel == "analysis":
+            return Extraction(end=consumed, thinking=text[body_start:body_end])
+        return Extraction(end=body_start)  # final/commentary prose: the body stays content
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        return len(text) - pos > MAX_HEADER  # None only when no <|message|> within a header's length
+
+    def _call(
+        self, text: str, pos: int, recipient: str, body_start: int, body_end: int, terminator: str, ctx: ParseContext
+    ) -> Extraction:
+        name = self._tool_name(recipient, ctx)
+        repairs: list[str] = []
+        json_start = skip_space(text, body_start, body_end)
+        if json_start == body_end:
+            arguments: object = {}
+            end = body_end
+        else:
+            read = read_json_at(text, json_start, body_end if terminator else None)
+            if read is None or not isinstance(read[0], dict):
+                end = body_end + (len(terminator) if terminator in _STRAY_ENDS else 0)
+                kind = DiagnosticKind.TRUNCATED if not terminator else DiagnosticKind.UNPARSEABLE
+                return unreadable(self.name, text, pos, end, f"arguments of {name!r} are not a JSON object", kind=kind)
+            arguments, end, more = read
+            repairs.extend(more)
+        end = skip_space(text, end)
+        for token in _STRAY_ENDS:
+            if text.startswith(token, end):
+                end += len(token)
+                break
+        else:
+            if end < len(text) and not text.startswith((START, CHANNEL), end):
+                repairs.append("text after the JSON arguments ignored")
+                end = body_end
+        diagnostics: list = []
+        call = make_call(self.name, name, dict(arguments), text[pos:end], pos, repairs, diagnostics)  # type: ignore[arg-type]
+        return Extraction(end=end, calls=[call], diagnostics=diagnostics)
+
+    @staticmethod
+    def _tool_name(recipient: str, ctx: ParseContext) -> str:
+        name = recipient[len("functions.") :] if recipient.startswith("functions.") else recipient
+        if ctx.tool(name) is not None:
+            return name
+        for tool in ctx.tools:
+            if identifier_safe(tool.name) == name:
+                return tool.name
+        return name
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        parts = []
+        for index, call in enumerate(calls):
+            prefix = "" if index == 0 else f"{START}assistant"
+            arguments = json.dumps(call.arguments, ensure_ascii=False)
+            parts.append(f"{prefix}{CHANNEL}commentary to=functions.{call.name} <|constrain|>json{MESSAGE}{arguments}{CALL}")
+        return "".join(parts)

@@ -1,0 +1,189 @@
+"""Hermes-style tags around a JSON call: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``.
+
+The format NousResearch's Hermes models, Qwen 2.5/3 and many fine-tunes are
+trained on, plus the tag names models drift to when a prompt shows them
+(``<tools>`` — the SDD's P0 Qwen modelfile case —, ``<function_call>``,
+``<tool_use>``, ``<tool>``, ``<functioncall>``). Several blocks are parallel
+calls; the body may be a JSON list; the closing tag may be missing when the
+output ends; ``"parameters"`` may stand for ``"arguments"``; arguments may be a
+JSON string. A body of child elements (``<name>``, ``<arguments>`` or
+``<parameters>`` holding JSON or one element per argument) is read too.
+
+``<tool_call>`` is shared with qwen3_coder (``<function=...>`` body) and glm
+(bare name + ``<arg_key>``): they have higher priority and decline bodies
+that are not theirs, so what reaches this family is JSON or child elements.
+A tag followed by prose, or by the tool *definitions* a model echoes from its
+prompt, is not a call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.callshape import build_call, calls_from_value, unparseable
+from utp.parsers.jsonrepair import decode_json_at, loads_lenient
+from utp.parsers.textscan import find_forward
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
+
+#: tags whose body is certainly meant as a call: unreadable JSON there is reported
+_STRONG = ("tool_call", "function_call", "tool_use", "functioncall")
+#: tags models also use for other things (prompt echo, answers): unreadable means "not a call"
+_WEAK = ("tools", "tool")
+_TAGS = _STRONG + _WEAK
+_NAME_LINE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,120})\s*\n\s*(?=[{\[])")
+_CHILD_NAME = re.compile(r"\s*<(name|tool_name|function)>\s*([^<]{1,200}?)\s*</\1>", re.S)
+_CHILD_ARGS = re.compile(r"\s*<(arguments|parameters|args|input)>", re.S)
+_OPEN_ELEMENT = re.compile(r"<([A-Za-z_][\w.\-]{0,100})>")
+
+
+@register_family
+class HermesFamily(CallFamily):
+    name = "hermes"
+    triggers = tuple(f"<{tag}>" for tag in _TAGS)
+    priority = 50
+    aliases = ("qwen_xml", "xml", "qwen", "qwen2.5", "nous", "tool_call_xml")
+    summary = '<tool_call>{"name": ..., "arguments": {...}}</tool_call> (also <tools>, <function_call>, <tool_use>)'
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        tag = trigger[1:-1]
+        closer = f"</{tag}>"
+        body_start = pos + len(trigger)
+        close = find_forward(text, closer, body_start)
+        limit = close if close >= 0 else len(text)
+        cursor = _skip_ws(text, body_start, limit)
+        strong = tag in _STRONG
+        if cursor < limit and text[cursor] in "{[":
+            return self._json_body(text, pos, cursor, limit, close, closer, strong)
+        if cursor < limit and text[cursor] == "<":
+            return self._element_body(text, pos, cursor, limit, close, closer, strong)
+        line = _NAME_LINE.match(text, body_start, limit)
+        if line is not None:
+            return self._name_then_json(text, pos, line, limit, close, closer)
+        return None
+
+    # -- bodies
+
+    def _json_body(self, text: str, pos: int, cursor: int, limit: int, close: int, closer: str, strong: bool) -> Extraction | None:
+        try:
+            value, jend, repairs = decode_json_at(text, cursor, limit)
+        except ValueError as exc:
+            if not strong:
+                return None
+            end = close + len(closer) if close >= 0 else len(text)
+            return Extraction(end, [], [unparseable(self.name, f"unreadable JSON in {closer[2:-1]}: {exc}", text[pos:end], pos)])
+        raw = text[cursor:jend]
+        found = calls_from_value(value, self.name, raw, repairs)
+        if found is None:
+            return None
+        calls, diagnostics = found
+        after = _skip_ws(text, jend, len(text))
+        if text.startswith(closer, after):
+            end = after + len(closer)
+        elif close >= 0 and text.find(closer[0] + closer[2:], jend, close) < 0:
+            end = close + len(closer)  # stray text before the closer belongs to the block
+        else:
+            end = jend  # closing tag missing: the call ends with its JSON
+        if not calls and not diagnostics:
+            return None
+        return Extraction(end, calls, diagnostics)
+
+    def _name_then_json(self, text: str, pos: int, line: re.Match[str], limit: int, close: int, closer: str) -> Extraction | None:
+        """``<tool_call>\\nNAME\\n{args}</tool_call>``: name on its own line, then the arguments."""
+        try:
+            value, jend, repairs = decode_json_at(text, line.end(), limit)
+        except ValueError:
+            return None
+        if not isinstance(value, dict):
+            return None
+        call, diagnostics = build_call(line.group(1), value, self.name, text[pos:jend], repairs)
+        if call is None:
+            return None
+        after = _skip_ws(text, jend, len(text))
+        end = after + len(closer) if text.startswith(closer, after) else jend
+        return Extraction(end, [call], diagnostics)
+
+    def _element_body(self, text: str, pos: int, cursor: int, limit: int, close: int, closer: str, strong: bool) -> Extraction | None:
+        """``<name>NAME</name><arguments>{json}</arguments>`` or one element per argument."""
+        named = _CHILD_NAME.match(text, cursor, limit)
+        if named is None:
+            return None
+        name = named.group(2).strip()
+        at = named.end()
+        arguments: Any = {}
+        repairs: list[str] = []
+        args_open = _CHILD_ARGS.match(text, at, limit)
+        if args_open is not None:
+            arg_tag = args_open.group(1)
+            arg_close = text.find(f"</{arg_tag}>", args_open.end(), limit)
+            inner_end = arg_close if arg_close >= 0 else limit
+            inner = text[args_open.end() : inner_end]
+            if inner.strip().startswith(("{", "[")):
+                try:
+                    arguments, repairs = loads_lenient(inner)
+                except ValueError as exc:
+                    end = close + len(closer) if close >= 0 else len(text)
+                    return Extraction(end, [], [unparseable(self.name, f"arguments of {name!r}: {exc}", text[pos:end], pos)])
+            else:
+                arguments = _elements_to_dict(inner)
+        call, diagnostics = build_call(name, arguments, self.name, text[pos : close if close >= 0 else len(text)], repairs)
+        end = close + len(closer) if close >= 0 else len(text)
+        if call is None:
+            return Extraction(end, [], diagnostics)
+        if close < 0:
+            diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: missing {closer}", text[pos:end][:300], self.name, pos))
+        return Extraction(end, [call], diagnostics)
+
+    # -- streaming and rendering
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        """Decided once the block closed, or once its body is plainly prose."""
+        if find_forward(text, f"</{trigger[1:-1]}>", pos) >= 0:
+            return True
+        body = _skip_ws(text, pos + len(trigger), len(text))
+        if body >= len(text) or text[body] in "{[<":
+            return False
+        line_end = text.find("\n", body, body + 122)
+        if line_end < 0:
+            return not re.match(r"[A-Za-z_][\w.\-]*$", text[body : body + 121])
+        return _NAME_LINE.match(text, pos + len(trigger)) is None and len(text) > line_end + 1
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        return "\n".join(
+            "<tool_call>\n" + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False) + "\n</tool_call>"
+            for c in calls
+        )
+
+
+def _skip_ws(text: str, pos: int, limit: int) -> int:
+    while pos < limit and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _elements_to_dict(inner: str) -> dict[str, Any]:
+    """``<city>Tokyo</city><days>3</days>`` → ``{"city": "Tokyo", "days": 3}`` (JSON values decoded).
+
+    Closing tags are found with remembered forward searches, so a body of
+    many unclosed elements is still read in linear time.
+    """
+    out: dict[str, Any] = {}
+    pos = 0
+    while True:
+        opening = _OPEN_ELEMENT.search(inner, pos)
+        if opening is None:
+            return out
+        tag = opening.group(1)
+        close = find_forward(inner, f"</{tag}>", opening.end())
+        if close < 0:
+            pos = opening.end()
+            continue
+        raw = inner[opening.end() : close].strip()
+        try:
+            out[tag] = json.loads(raw)
+        except ValueError:
+            out[tag] = raw
+        pos = close + len(tag) + 3

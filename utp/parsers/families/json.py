@@ -1,0 +1,168 @@
+"""A bare JSON call in the content: ``{"name": ..., "arguments": {...}}`` or a list of them.
+
+Llama 3.x writes ``{"name": ..., "parameters": {...}}`` with no wrapper when
+its template asks for JSON; xLAM writes ``[{"name": ..., "arguments": ...}]``;
+small models reply "Here is the revised tool call:" and then the JSON. But
+JSON in an answer is often *not* a call: a final answer shaped like JSON
+(``{"message": "Hello"}``), a hallucinated tool *result*, a code sample in an
+explanation. So position and shape decide, before any full parse:
+
+* the object is call-shaped (name + arguments keys, nothing else that would
+  make it data), and
+* it starts the content, or it starts a line after prose ending in ``:``
+  ("Here is the call:") and nothing but more calls follows it, or the tools
+  offered include its name (or a close misspelling) and it stands on its own
+  line.
+
+A bare ``{"name": "x"}`` with no arguments key counts only when ``x`` is an
+offered tool. Calls after the first may follow separated by ``;`` or lines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.callshape import NAME_KEYS, calls_from_value, skip_ws, unparseable
+from utp.parsers.jsonrepair import decode_json_at, scan_json_value
+from utp.parsers.names import resolve_name
+from utp.parsers.reasoning import REASONING_TAGS
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
+
+_OBJECT_START = re.compile(r"\{\s*\\?[\"']?([A-Za-z_][\w\-]*)")
+_LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
+_NAME_VALUE = re.compile(r"[\"']?(?:name|tool_name|function_name|tool|function)[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
+_CALL_KEYS = frozenset(NAME_KEYS) | {"arguments", "parameters", "args", "input", "type", "id"}
+_LOOKBACK = 240
+REASONING_CLOSERS = tuple(closer for _, closer in REASONING_TAGS)
+#: what may still grow into a call-shaped start (streaming: wait for more text)
+_GROWABLE = {"{": re.compile(r"\s*\\?[\"']?"), "[": re.compile(r"\s*(?:\{\s*[\"']?)?")}
+
+
+@register_family
+class JsonFamily(CallFamily):
+    name = "json"
+    triggers = ("{", "[")
+    priority = 10
+    aliases = ("llama3_json", "xlam", "plain_json", "llama3", "json_object")
+    summary = 'bare JSON call(s): {"name": ..., "arguments"|"parameters": {...}} or a list of them'
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        placement = self._placement(text, pos, ctx)
+        if placement is None:
+            return None
+        try:
+            value, end, repairs = decode_json_at(text, pos)
+        except ValueError as exc:
+            if placement == "start" or self._names_offered_tool(text, pos, ctx):
+                stop = scan_json_value(text, pos)
+                stop = len(text) if stop < 0 else stop
+                return Extraction(stop, [], [unparseable(self.name, f"call-shaped JSON that cannot be read: {exc}", text[pos:stop], pos)])
+            return None
+        known = self._names_offered_tool(text, pos, ctx)
+        found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=not known)
+        if found is None:
+            return None
+        calls, diagnostics = found
+        end = self._more_calls(text, end, calls, diagnostics, ctx)
+        if placement == "after_lead_in" and text[end:].strip():
+            return None  # JSON in the middle of an explanation, not the response's call
+        if placement == "own_line" and not _ends_line(text, end):
+            return None
+        if not calls and not any(d.kind is DiagnosticKind.TRUNCATED for d in diagnostics):
+            return None  # call-shaped but unusable (e.g. "arguments": "none"): leave it as prose
+        if skip_ws(text, end) >= len(text):
+            end = len(text)  # whether more calls follow depends on text not yet seen (streaming)
+        return Extraction(end, calls, diagnostics)
+
+    # -- placement: is this where a response's call would be?
+
+    def _placement(self, text: str, pos: int, ctx: ParseContext) -> str | None:
+        shape = (_OBJECT_START if text[pos] == "{" else _LIST_START).match(text, pos)
+        if shape is None or shape.group(1).lower() not in _CALL_KEYS:
+            return None
+        before = text[max(0, pos - _LOOKBACK) : pos]
+        if pos == 0 or (pos <= _LOOKBACK and before.isspace()) or _after_reasoning(before):
+            return "start"
+        line_start = before.rfind("\n")
+        if line_start < 0 or before[line_start + 1 :].strip():
+            return None  # inline in a sentence
+        prose = before[:line_start].rstrip()
+        if prose[prose.rfind("\n") + 1 :].lstrip().startswith("```"):
+            return None  # inside a code fence: the fenced family decides
+        if prose.endswith(":"):
+            return "after_lead_in"
+        if ctx.has_tools and self._names_offered_tool(text, pos, ctx):
+            return "own_line"
+        return None
+
+    def _names_offered_tool(self, text: str, pos: int, ctx: ParseContext) -> bool:
+        if not ctx.has_tools:
+            return False
+        match = _NAME_VALUE.search(text, pos, pos + 200)
+        return match is not None and resolve_name(match.group(1), ctx).known
+
+    def _more_calls(self, text: str, end: int, calls: list[ToolCall], diagnostics: list, ctx: ParseContext) -> int:
+        """Further calls separated by ``;``, ``,`` or line breaks (Llama 3.2 writes ``{..}; {..}``)."""
+        while True:
+            nxt = skip_ws(text, end)
+            if nxt < len(text) and text[nxt] in ";,":
+                nxt = skip_ws(text, nxt + 1)
+            if nxt >= len(text) or text[nxt] != "{":
+                return end
+            if scan_json_value(text, nxt) < 0:
+                # A further object cut off by the end of the output: part of this block, reported.
+                diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a further call", text[nxt : nxt + 300], self.name, nxt))
+                return len(text)
+            if _OBJECT_START.match(text, nxt) is None:
+                return end
+            try:
+                value, stop, repairs = decode_json_at(text, nxt)
+            except ValueError:
+                return end
+            found = calls_from_value(value, self.name, text[nxt:stop], repairs, require_arguments=not self._names_offered_tool(text, nxt, ctx))
+            if found is None or not found[0]:
+                return end
+            calls.extend(found[0])
+            diagnostics.extend(found[1])
+            end = stop
+
+    # -- streaming and rendering
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        """Final once the shape rules it out, it is inline prose, or the JSON value is complete."""
+        shape = (_OBJECT_START if text[pos] == "{" else _LIST_START).match(text, pos)
+        if shape is None:
+            return _GROWABLE[text[pos]].fullmatch(text, pos + 1) is None
+        if shape.end() >= len(text):
+            return False
+        if shape.group(1).lower() not in _CALL_KEYS:
+            return True
+        before = text[max(0, pos - _LOOKBACK) : pos]
+        line_start = before.rfind("\n")
+        if not (pos == 0 or before.isspace() or _after_reasoning(before) or (line_start >= 0 and not before[line_start + 1 :].strip())):
+            return True
+        end = scan_json_value(text, pos)
+        if end < 0:
+            return False
+        after = skip_ws(text, end)
+        if after < len(text) and text[after] in ";,":
+            after = skip_ws(text, after + 1)
+        return after < len(text)  # more calls may still follow until other text does
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        items = [{"name": c.name, "arguments": c.arguments} for c in calls]
+        return json.dumps(items[0] if len(items) == 1 else items, ensure_ascii=False)
+
+
+def _after_reasoning(before: str) -> bool:
+    """Directly after a reasoning block counts as the start of what the model says."""
+    return before.rstrip().endswith(REASONING_CLOSERS)
+
+
+def _ends_line(text: str, end: int) -> bool:
+    nl = text.find("\n", end, end + _LOOKBACK)
+    rest = text[end:nl] if nl >= 0 else text[end : end + _LOOKBACK]
+    return not rest.strip() and (nl >= 0 or end + _LOOKBACK >= len(text))

@@ -1,0 +1,114 @@
+"""Llama 3.1+ ``<|python_tag|>`` calls: JSON call(s), or a built-in tool's ``.call(...)``.
+
+Meta's format: after ``<|python_tag|>`` the model writes either a JSON call
+(``{"name": ..., "parameters": ...}``, several separated by ``;``) or a call
+of a built-in tool, ``brave_search.call(query="...")`` /
+``wolfram_alpha.call(query="...")``, and ends with ``<|eom_id|>`` or
+``<|eot_id|>``. Built-in calls are read with :mod:`ast` as literals only:
+nothing is evaluated. ``<|python_tag|>`` followed by ordinary code is the
+code-interpreter mode: a call of ``code_interpreter(code=...)`` only when that
+tool is offered; otherwise, like JSON that is not a call (a final answer or a
+hallucinated tool result), it is not a call and stays content.
+Stray ``<|eom_id|>``/``<|eot_id|>`` end-of-turn tokens are removed.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.callshape import build_call, extract_tagged_json, skip_ws
+from utp.parsers.textscan import find_forward
+from utp.types import ToolCall
+
+TAG = "<|python_tag|>"
+TRAILERS = ("<|eom_id|>", "<|eot_id|>")
+#: Llama 3.1's built-in tools, called as ``NAME.call(...)``
+BUILTINS = frozenset({"brave_search", "wolfram_alpha", "photogen"})
+CODE_TOOL = "code_interpreter"
+
+
+@register_family
+class LlamaFamily(CallFamily):
+    name = "llama"
+    triggers = (TAG, *TRAILERS)
+    priority = 50
+    aliases = ("llama3", "llama31", "llama32", "python_tag", "llama_python_tag")
+    summary = '<|python_tag|>{"name": ..., "parameters": {...}} or <|python_tag|>brave_search.call(query="...")'
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger in TRAILERS:
+            return Extraction(pos + len(trigger))
+        body = pos + len(TAG)
+        start = skip_ws(text, body)
+        if start < len(text) and text[start] in "{[":
+            found = extract_tagged_json(self.name, text, pos, start, TRAILERS, require_arguments=True)
+            return found if found is None or found.calls or found.diagnostics else None
+        stop, trailer = _body_end(text, start)
+        code = text[start:stop].strip()
+        if not code:
+            return None
+        end = stop + len(trailer)
+        builtin = _builtin_call(code)
+        if builtin is not None:
+            call, diagnostics = build_call(builtin[0], builtin[1], self.name, text[pos:end])
+            return Extraction(end, [call] if call else [], diagnostics)
+        if ctx.tool(CODE_TOOL) is not None:
+            call, diagnostics = build_call(CODE_TOOL, {"code": code}, self.name, text[pos:end])
+            return Extraction(end, [call] if call else [], diagnostics)
+        return None
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        parts = []
+        for c in calls:
+            if c.name in BUILTINS and all(isinstance(v, (str, int, float, bool)) or v is None for v in c.arguments.values()):
+                args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in c.arguments.items())
+                parts.append(f"{c.name}.call({args})")
+            else:
+                parts.append(json.dumps({"name": c.name, "parameters": c.arguments}, ensure_ascii=False))
+        return TAG + "; ".join(parts)
+
+
+def _body_end(text: str, start: int) -> tuple[int, str]:
+    """Where the code after a tag ends: a trailer, the next tag, or the end of the text.
+
+    Stopping at the next tag keeps bodies disjoint, so a text of many tags
+    costs linear time in total.
+    """
+    best, which = len(text), ""
+    for trailer in TRAILERS:
+        k = find_forward(text, trailer, start)
+        if 0 <= k < best:
+            best, which = k, trailer
+    k = find_forward(text, TAG, start)
+    if 0 <= k < best:
+        best, which = k, ""
+    return best, which
+
+
+def _builtin_call(code: str) -> tuple[str, dict[str, Any]] | None:
+    """``brave_search.call(query="x")`` → ``("brave_search", {"query": "x"})``; literals only."""
+    if ".call(" not in code or len(code) > 20000:
+        return None
+    try:
+        tree = ast.parse(code, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    node = tree.body
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "call"):
+        return None
+    owner = node.func.value
+    if not isinstance(owner, ast.Name) or owner.id not in BUILTINS or node.args:
+        return None
+    arguments: dict[str, Any] = {}
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            return None
+        try:
+            arguments[keyword.arg] = ast.literal_eval(keyword.value)
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            return None
+    return owner.id, arguments

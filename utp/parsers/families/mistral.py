@@ -1,0 +1,59 @@
+"""Mistral's ``[TOOL_CALLS]``: a JSON list, or ``NAME[ARGS]{json}`` per call.
+
+Older templates (v3) write ``[TOOL_CALLS] [{"name": ..., "arguments": ...}]``,
+sometimes closed by ``[/TOOL_CALLS]``; newer ones (Mistral Small 3.2,
+Magistral, Devstral, Ministral 3) write ``[TOOL_CALLS]NAME[ARGS]{json}`` and
+repeat the tag for each call, optionally with ``[CALL_ID]id`` before
+``[ARGS]``; some models drop ``[ARGS]`` (``[TOOL_CALLS]NAME{json}``). Text
+before the tag is content (trailing whitespace, NBSP included, trimmed);
+text after the arguments is content too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.callshape import build_call, extract_tagged_json, skip_ws, unparseable
+from utp.parsers.jsonrepair import decode_json_at
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
+
+TAG = "[TOOL_CALLS]"
+CLOSE = "[/TOOL_CALLS]"
+_NAMED = re.compile(r"\s*([A-Za-z_][\w.\-]{0,127})\s*(?:\[CALL_ID\]\s*([\w\-]{1,64})\s*)?(?:\[ARGS\])?\s*(?=\{)")
+
+
+@register_family
+class MistralFamily(CallFamily):
+    name = "mistral"
+    triggers = (TAG,)
+    priority = 50
+    aliases = ("mistral_tool_calls", "ministral", "magistral", "devstral", "mistral_TOOL_CALLS")
+    summary = '[TOOL_CALLS][{"name": ..., "arguments": {...}}] or [TOOL_CALLS]NAME[ARGS]{...}'
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        body = pos + len(TAG)
+        start = skip_ws(text, body)
+        if start < len(text) and text[start] in "[{":
+            found = extract_tagged_json(self.name, text, pos, start, (CLOSE,))
+            if found is not None:
+                return found
+        named = _NAMED.match(text, body)
+        if named is None:
+            if skip_ws(text, body) >= len(text) or re.fullmatch(r"\s*[\w.\-]*(?:\[[A-Z_]*\]?)?\s*[\w\-]*", text[body:]):
+                return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a call", text[pos:][:300], self.name, pos)])
+            return None
+        try:
+            value, end, repairs = decode_json_at(text, named.end())
+        except ValueError as exc:
+            return Extraction(len(text), [], [unparseable(self.name, f"arguments of {named.group(1)!r}: {exc}", text[pos:], pos)])
+        call, diagnostics = build_call(named.group(1), value, self.name, text[pos:end], repairs, named.group(2))
+        after = skip_ws(text, end)
+        if text.startswith(CLOSE, after):
+            end = after + len(CLOSE)
+        return Extraction(end, [call] if call else [], diagnostics)
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f"{TAG}{c.name}[ARGS]{json.dumps(c.arguments, ensure_ascii=False)}" for c in calls)

@@ -1,0 +1,211 @@
+"""Python-style call lists: ``[get_weather(city="Paris"), ping()]``.
+
+Llama 3.2/4 and BFCL's prompt mode write a bare list; LFM2 wraps it in
+``<|tool_call_start|>...<|tool_call_end|>``; OLMo-3 writes one call per line
+inside ``<function_calls>...</function_calls>`` with no brackets. Arguments
+are read by :mod:`utp.parsers.pyliteral`, which accepts literals only: nothing
+is evaluated or called, ever.
+
+``[`` is everywhere in prose and Markdown, so a bare list must look like a
+call straight away (``[`` + name + ``(``) and be *the* response's call: either
+the first thing in the content, or naming offered tools. Its extent is found
+by a linear, string-aware bracket scan capped at :data:`MAX_SPAN` before
+``ast`` sees anything.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.pyliteral import LiteralError, RawCall, parse_calls
+from utp.parsers.textscan import find_forward
+from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
+
+LFM_OPEN, LFM_CLOSE = "<|tool_call_start|>", "<|tool_call_end|>"
+OLMO_OPEN, OLMO_CLOSE = "<function_calls>", "</function_calls>"
+#: a call list longer than this is not parsed (ast on megabytes of brackets is slow and pointless)
+MAX_SPAN = 256 * 1024
+#: how many leading characters may precede a bare list that opens the response
+_LEADING_LIMIT = 256
+_BARE_HEAD = re.compile(r"\[\s{0,16}([A-Za-z_]\w{0,255}(?:\.[A-Za-z_]\w{0,255}){0,8})\s{0,16}\(")
+#: a bare-list head still arriving ("[get_wea")
+_PARTIAL_HEAD = re.compile(r"\[\s{0,16}(?:[A-Za-z_][\w.]{0,2300}\s{0,16})?")
+
+
+def bracket_end(text: str, start: int, limit: int) -> int:
+    """Index just past the bracket matching ``text[start]``; -1 at the end of text, -2 past ``limit``.
+
+    Quotes are honoured (a ``]`` inside a string does not close anything), so
+    the scan reads each character once.
+    """
+    depth = 0
+    i = start
+    stop = min(len(text), start + limit)
+    while i < stop:
+        ch = text[i]
+        if ch in "\"'":
+            i += 1
+            while i < stop and text[i] != ch:
+                i += 2 if text[i] == "\\" else 1
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1 if stop == len(text) else -2
+
+
+def within_two_edits(a: str, b: str) -> bool:
+    """Levenshtein distance ≤ 2 (banded, so short-circuiting on very different names)."""
+    if abs(len(a) - len(b)) > 2:
+        return False
+    if a == b:
+        return True
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+        if min(current) > 2:
+            return False
+        previous = current
+    return previous[-1] <= 2
+
+
+def names_offered_tool(name: str, ctx: ParseContext) -> bool:
+    if ctx.tool(name) is not None:
+        return True
+    folded = name.lower()
+    return any(within_two_edits(folded, tool.name.lower()) for tool in ctx.tools if len(tool.name) <= 128)
+
+
+def arguments_of(raw: RawCall, tool: Tool | None, repairs: list[str]) -> dict[str, Any]:
+    """Keyword arguments, plus positional ones mapped onto the tool's parameter order."""
+    arguments = dict(raw.keywords)
+    if not raw.positional:
+        return arguments
+    order = [p for p in (tool.properties if tool else {}) if p not in arguments]
+    for index, value in enumerate(raw.positional):
+        if index < len(order):
+            arguments[order[index]] = value
+        else:
+            arguments[f"arg{index}"] = value
+    if tool is None:
+        repairs.append(f"{len(raw.positional)} positional argument(s) kept as arg0.. (tool {raw.name!r} not offered)")
+    elif len(raw.positional) > len(order):
+        repairs.append(f"{len(raw.positional) - len(order)} positional argument(s) beyond {raw.name!r}'s parameters kept as argN")
+    else:
+        repairs.append(f"positional argument(s) mapped onto {raw.name!r}'s parameters in schema order")
+    return arguments
+
+
+@register_family
+class PythonicFamily(CallFamily):
+    name = "pythonic"
+    triggers = ("[", LFM_OPEN, OLMO_OPEN)
+    #: below anthropic_xml, which shares <function_calls> and passes on non-<invoke> bodies
+    priority = 40
+    aliases = ("python", "llama3_pythonic", "lfm2", "olmo3")
+    summary = "Pythonic: [f(a=1, b='x'), g()] (also <|tool_call_start|>[...]<|tool_call_end|> and <function_calls>f(a=1)</function_calls>)"
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger == "[":
+            return self._bare_list(text, pos, ctx)
+        closing = LFM_CLOSE if trigger == LFM_OPEN else OLMO_CLOSE
+        body_start = pos + len(trigger)
+        close = find_forward(text, closing, body_start)
+        end = len(text) if close == -1 else close + len(closing)
+        body_end = len(text) if close == -1 else close
+        if not text[body_start:body_end].strip():
+            return None if close == -1 else Extraction(end=end)
+        if body_end - body_start > MAX_SPAN:
+            return unreadable(self.name, text, pos, end, f"call block longer than {MAX_SPAN} characters")
+        try:
+            raws, repairs = parse_calls(text[body_start:body_end], one_per_line=True)
+        except LiteralError as exc:
+            kind = DiagnosticKind.TRUNCATED if close == -1 else DiagnosticKind.UNPARSEABLE
+            return unreadable(self.name, text, pos, end, str(exc), kind=kind)
+        return self._extraction(text, pos, end, raws, repairs, ctx)
+
+    def _bare_list(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        head = _BARE_HEAD.match(text, pos)
+        if head is None:
+            return None
+        opens_response = pos == 0 or (pos <= _LEADING_LIMIT and text[:pos].isspace())
+        offered = ctx.has_tools and names_offered_tool(head.group(1), ctx)
+        if not (opens_response or offered):
+            return None
+        end = bracket_end(text, pos, MAX_SPAN)
+        if end == -1:
+            return unreadable(self.name, text, pos, len(text), f"call list to {head.group(1)!r} is not closed", kind=DiagnosticKind.TRUNCATED)
+        if end == -2:
+            return unreadable(self.name, text, pos, pos + MAX_SPAN, f"call list longer than {MAX_SPAN} characters")
+        try:
+            raws, repairs = parse_calls(text[pos:end])
+        except LiteralError as exc:
+            if not offered:
+                return None  # prose that happens to open with "[word(" stays prose
+            return unreadable(self.name, text, pos, end, str(exc))
+        if not offered and ctx.has_tools and not all(names_offered_tool(raw.name, ctx) for raw in raws):
+            return None
+        return self._extraction(text, pos, end, raws, repairs, ctx)
+
+    def _extraction(
+        self, text: str, pos: int, end: int, raws: list[RawCall], repairs: list[str], ctx: ParseContext
+    ) -> Extraction:
+        diagnostics: list[Diagnostic] = []
+        calls = []
+        raw_text = text[pos:end]
+        for raw in raws:
+            call_repairs = list(repairs)
+            arguments = arguments_of(raw, ctx.tool(raw.name), call_repairs)
+            calls.append(make_call(self.name, raw.name, arguments, raw_text, pos, call_repairs, diagnostics))
+        return Extraction(end=end, calls=calls, diagnostics=diagnostics)
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        if trigger != "[":
+            return False  # wrapped forms pass only on an empty, unclosed block: more may come
+        if _BARE_HEAD.match(text, pos) is None:
+            return _PARTIAL_HEAD.fullmatch(text, pos) is None
+        return bracket_end(text, pos, MAX_SPAN) != -1
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        rendered = ", ".join(f"{call.name}({', '.join(f'{k}={python_literal(v)}' for k, v in call.arguments.items())})" for call in calls)
+        return f"[{rendered}]"
+
+
+def python_literal(value: Any) -> str:
+    """Python source for a JSON value (``True``/``None``, escaped strings)."""
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, str):
+        return python_string(value)
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(python_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{python_string(str(k))}: {python_literal(v)}" for k, v in value.items()) + "}"
+    return python_string(str(value))
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def python_string(value: str) -> str:
+    """A double-quoted Python literal for ``value``.
+
+    JSON's escapes are valid Python escapes, but Python never joins an escaped
+    surrogate *pair* into one character, so characters stay literal and only
+    lone surrogates (which UTF-8 source cannot hold) are escaped.
+    """
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))

@@ -1,0 +1,205 @@
+"""Qwen3-Coder's XML-ish calls: ``<function=NAME><parameter=KEY>value</parameter></function>``.
+
+Values are raw text, not JSON: ``42`` is a number only if the tool's schema
+says so, and a shell command full of ``&&`` and ``a < b`` is one string. That
+is why this is a hand-written scan and not an XML parser (``&`` and ``<`` in
+values would break one). Names and keys are everything up to ``>``, spaces and
+non-ASCII included. Models drop ``</parameter>`` before ``</function>`` and
+sometimes the opening ``<tool_call>`` (leaving a stray ``</tool_call>``);
+both are read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.familykit import make_call, read_json_at, unreadable
+from utp.parsers.pyliteral import property_schema, typed_value
+from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
+
+OPEN = "<tool_call>"
+CLOSE = "</tool_call>"
+FUNCTION = "<function="
+FUNCTION_END = "</function>"
+PARAMETER = "<parameter="
+PARAMETER_END = "</parameter>"
+#: longest name or key read before giving up on finding its '>'
+MAX_NAME = 256
+
+
+def strip_one_newline(value: str) -> str:
+    """The template writes one newline after ``<parameter=k>`` and one before the close."""
+    if value.startswith("\n"):
+        value = value[1:]
+    if value.endswith("\n"):
+        value = value[:-1]
+    return value
+
+
+def name_settled(text: str, start: int) -> bool:
+    """Streaming: can more text still change what :func:`read_name` and the body check decide?"""
+    header = read_name(text, start)
+    if header is None:
+        close = bounded_find(text, ">", start, MAX_NAME)
+        partial = text[start : start + MAX_NAME]
+        return close != -1 or len(text) - start > MAX_NAME or "\n" in partial or "<" in partial
+    body = skip_space(text, header[1])
+    return body < len(text) and not is_proper_prefix(text, body, PARAMETER) and not is_proper_prefix(text, body, FUNCTION_END)
+
+
+def read_name(text: str, start: int) -> tuple[str, int] | None:
+    """The name after ``<function=`` / ``<parameter=`` and the index past its ``>``."""
+    close = bounded_find(text, ">", start, MAX_NAME)
+    if close == -1:
+        return None
+    name = text[start:close].strip()
+    if not name or "\n" in name or "<" in name:
+        return None
+    return name, close + 1
+
+
+def _call_starts_between(text: str, start: int, end: int) -> bool:
+    """Does another call open in ``text[start:end]``? Then a ``</tool_call>`` before it really closed the block."""
+    opener = find_forward(text, FUNCTION, start)
+    return opener != -1 and opener < end
+
+
+@register_family
+class Qwen3CoderFamily(CallFamily):
+    name = "qwen3_coder"
+    triggers = (OPEN, FUNCTION)
+    #: above hermes and glm on the shared <tool_call>; above functionary on <function=
+    priority = 70
+    aliases = ("qwen_xml", "qwen3_coder_xml", "qwen3-coder")
+    summary = "Qwen3-Coder: <tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call>"
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        wrapped = trigger == OPEN
+        cursor = skip_space(text, pos + len(OPEN), pos + len(OPEN) + MAX_NAME) if wrapped else pos
+        if not text.startswith(FUNCTION, cursor):
+            return None
+        if not wrapped and not self._bare_body_is_ours(text, cursor):
+            return None
+        calls: list[ToolCall] = []
+        diagnostics: list[Diagnostic] = []
+        while True:
+            outcome = self._read_function(text, cursor, wrapped, ctx, diagnostics)
+            if isinstance(outcome, Extraction):
+                outcome.calls[:0] = calls
+                outcome.diagnostics[:0] = diagnostics
+                outcome.end = max(outcome.end, cursor)
+                if outcome.end < len(text) and wrapped:
+                    close = find_forward(text, CLOSE, cursor)
+                    outcome.end = len(text) if close == -1 else max(outcome.end, close + len(CLOSE))
+                return outcome
+            call, cursor = outcome
+            calls.append(call)
+            after = skip_space(text, cursor)
+            if text.startswith(FUNCTION, after):
+                cursor = after
+                continue
+            if text.startswith(CLOSE, after):
+                return Extraction(end=after + len(CLOSE), calls=calls, diagnostics=diagnostics)
+            return Extraction(end=cursor, calls=calls, diagnostics=diagnostics)
+
+    @staticmethod
+    def _bare_body_is_ours(text: str, at: int) -> bool:
+        """A bare ``<function=NAME>`` is ours only when parameters (or the close) follow.
+
+        Functionary writes ``<function=NAME>{json}</function>`` and prose may
+        mention ``<function=...>``; both are left to others.
+        """
+        header = read_name(text, at + len(FUNCTION))
+        if header is None:
+            return False
+        body = skip_space(text, header[1], header[1] + MAX_NAME)
+        return text.startswith(PARAMETER, body) or text.startswith(FUNCTION_END, body)
+
+    def _read_function(
+        self, text: str, at: int, wrapped: bool, ctx: ParseContext, diagnostics: list[Diagnostic]
+    ) -> tuple[ToolCall, int] | Extraction:
+        header = read_name(text, at + len(FUNCTION))
+        if header is None:
+            return unreadable(self.name, text, at, at + len(FUNCTION), "no function name closed by '>' after <function=")
+        name, cursor = header
+        repairs: list[str] = []
+        end = find_forward(text, FUNCTION_END, cursor)
+        close = find_forward(text, CLOSE, cursor) if wrapped else -1
+        if close != -1 and end != -1 and close < end and not _call_starts_between(text, close, end):
+            close = -1  # "</tool_call>" inside a value, not the end of this call
+        if end == -1 or (close != -1 and close < end):
+            if close == -1:
+                return unreadable(
+                    self.name, text, at, len(text), f"call to {name!r} ends before </function>", kind=DiagnosticKind.TRUNCATED
+                )
+            end, after = close, close
+            repairs.append("missing </function> before </tool_call>")
+        else:
+            after = end + len(FUNCTION_END)
+        body_start = skip_space(text, cursor, end)
+        if text.startswith("{", body_start):
+            arguments = self._json_body(text, body_start, end, repairs)
+            if arguments is None:
+                return unreadable(self.name, text, at, after, f"arguments of {name!r} are neither parameters nor a JSON object")
+        else:
+            arguments = self._parameters(text, cursor, end, ctx.tool(name), repairs)
+        call = make_call(self.name, name, arguments, text[at:after], at, repairs, diagnostics)
+        return call, after
+
+    @staticmethod
+    def _json_body(text: str, start: int, end: int, repairs: list[str]) -> dict[str, Any] | None:
+        read = read_json_at(text, start, end)
+        if read is None or not isinstance(read[0], dict) or read[1] > end:
+            return None
+        repairs.append("JSON object inside <function=...> instead of <parameter=...> tags")
+        repairs.extend(read[2])
+        return read[0]
+
+    @staticmethod
+    def _parameters(text: str, cursor: int, end: int, tool: Any, repairs: list[str]) -> dict[str, Any]:
+        arguments: dict[str, Any] = {}
+        while True:
+            start = find_forward(text, PARAMETER, cursor)
+            if start == -1 or start >= end:
+                return arguments
+            key_read = read_name(text, start + len(PARAMETER))
+            if key_read is None:
+                repairs.append(f"skipped a <parameter= tag without a closing '>' at offset {start}")
+                cursor = start + len(PARAMETER)
+                continue
+            key, value_start = key_read
+            value_end = find_forward(text, PARAMETER_END, value_start)
+            next_start = find_forward(text, PARAMETER, value_start)
+            limit = end if next_start == -1 or next_start > end else next_start
+            if value_end == -1 or value_end > limit:
+                value_end, cursor = limit, limit
+                repairs.append(f"missing </parameter> after parameter {key!r}")
+            else:
+                cursor = value_end + len(PARAMETER_END)
+            raw = strip_one_newline(text[value_start:value_end])
+            arguments[key] = typed_value(raw, property_schema(tool, key), untyped="string")
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        if trigger == OPEN:
+            body = skip_space(text, pos + len(OPEN))
+            return body < len(text) and not is_proper_prefix(text, body, FUNCTION)
+        return name_settled(text, pos + len(FUNCTION))
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        blocks = []
+        for call in calls:
+            lines = [OPEN, f"{FUNCTION}{call.name}>"]
+            for key, value in call.arguments.items():
+                lines += [f"{PARAMETER}{key}>", render_value(value), PARAMETER_END]
+            lines += [FUNCTION_END, CLOSE]
+            blocks.append("\n".join(lines))
+        return "\n".join(blocks)
+
+
+def render_value(value: Any) -> str:
+    """Strings go in raw (that is the format); everything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,91 @@
+"""Small constructors every call family needs, so they all report the same way.
+
+A call carries its family name and repairs; a repair is also a ``REPAIRED``
+diagnostic; markup that looked like a call but could not be read becomes an
+Extraction with no calls and an ``UNPARSEABLE`` (or ``TRUNCATED``) diagnostic
+that consumes the span, so broken markup is reported instead of shown as prose.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from utp.parsers.base import Extraction
+from utp.parsers.jsonrepair import decode_json_at
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
+
+_DECODER = json.JSONDecoder()
+
+#: raw text kept on diagnostics is clipped; a 1 MB broken block helps nobody
+_RAW_LIMIT = 2000
+
+
+def clip(raw: str) -> str:
+    return raw if len(raw) <= _RAW_LIMIT else raw[:_RAW_LIMIT] + f"... [{len(raw) - _RAW_LIMIT} more chars]"
+
+
+def make_call(
+    family: str,
+    name: str,
+    arguments: dict[str, Any],
+    raw: str,
+    offset: int,
+    repairs: list[str] | None = None,
+    diagnostics: list[Diagnostic] | None = None,
+) -> ToolCall:
+    """A ToolCall from ``family``; repairs are mirrored into ``diagnostics`` when given."""
+    call = ToolCall(name=name, arguments=arguments, raw=raw, format=family, repairs=list(repairs or []))
+    if call.repairs and diagnostics is not None:
+        diagnostics.append(
+            Diagnostic(
+                DiagnosticKind.REPAIRED,
+                f"{family} call {name!r} read after repair: {'; '.join(call.repairs)}",
+                clip(raw),
+                family,
+                offset,
+            )
+        )
+    return call
+
+
+def unreadable(
+    family: str,
+    text: str,
+    start: int,
+    end: int,
+    reason: str,
+    *,
+    kind: DiagnosticKind = DiagnosticKind.UNPARSEABLE,
+    calls: list[ToolCall] | None = None,
+    diagnostics: list[Diagnostic] | None = None,
+) -> Extraction:
+    """Consume ``text[start:end]`` and report why it could not be read as calls."""
+    found = list(diagnostics or [])
+    found.append(Diagnostic(kind, f"{family}: {reason}", clip(text[start:end]), family, start))
+    return Extraction(end=end, calls=list(calls or []), diagnostics=found)
+
+
+def identifier_safe(name: str) -> str:
+    """How Harmony-style renderers turn a tool name into an identifier (space, '-', '.' → '_')."""
+    return name.replace(" ", "_").replace("-", "_").replace(".", "_")
+
+
+def read_json_at(text: str, pos: int, end: int | None = None) -> tuple[Any, int, list[str]] | None:
+    """The JSON value starting exactly at ``pos`` (not past ``end``): ``(value, end, repairs)`` or None.
+
+    Valid JSON goes through the C decoder, whole (a closing tag inside a JSON
+    string does not cut it short); otherwise the lenient reader of
+    :mod:`utp.parsers.jsonrepair` reads the value's extent, so one broken
+    quote costs a named repair, not the call.
+    """
+    try:
+        value, stop = _DECODER.raw_decode(text, pos)
+        return value, stop, []
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return decode_json_at(text, pos, end)
+    except (ValueError, RecursionError):
+        return None
+

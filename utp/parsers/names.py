@@ -1,0 +1,125 @@
+"""Match the tool name a model wrote to the tools it was offered.
+
+Models write ``Get_Weather``, ``functions.get_weather``, ``get weather`` or
+``get_water`` for ``get_weather``. Exact matches pass; case, spacing and a
+``functions.`` prefix are normalised; a misspelling within two edits of
+exactly *one* offered tool is corrected (and said so). Anything else is kept
+as written and flagged unknown: dropping it would hide a hallucination from
+the loop, and guessing between two close names would invent a call.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from utp.parsers.base import ParseContext
+
+#: the largest Damerau-Levenshtein distance corrected
+MAX_EDITS = 2
+_PREFIXES = ("functions.", "function.", "tools.", "tool.", "default_api.", "api.")
+_MEMO_LIMIT = 512
+_SEPARATORS = re.compile(r"[\s\-.]+")
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    """The resolved name; ``how`` is exact | normalized | corrected | unknown."""
+
+    name: str
+    how: str
+    known: bool
+
+
+def normalize_name(name: str) -> str:
+    """Case, spacing and namespace prefix removed: the key names are compared on."""
+    lowered = name.strip().strip("`'\"").lower()
+    for prefix in _PREFIXES:
+        if lowered.startswith(prefix):
+            lowered = lowered[len(prefix) :]
+            break
+    if ":" in lowered:  # kimi-style functions.NAME:0 ids
+        head, _, tail = lowered.rpartition(":")
+        if tail.isdigit():
+            lowered = head
+    return _SEPARATORS.sub("_", lowered).strip("_")
+
+
+class _NameIndex:
+    """Per-context lookup tables, built once per offered tool set."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.exact = set(names)
+        self.memo: dict[str, NameMatch] = {}  # an agent loop sees the same wrong names again
+        self.normalized: dict[str, list[str]] = {}
+        for name in names:
+            self.normalized.setdefault(normalize_name(name), []).append(name)
+
+
+def _index(ctx: ParseContext) -> _NameIndex:
+    cached = ctx.__dict__.get("_name_index")
+    if cached is None:
+        cached = _NameIndex(list(ctx.by_name))
+        ctx.__dict__["_name_index"] = cached
+    return cached
+
+
+def resolve_name(name: str, ctx: ParseContext) -> NameMatch:
+    """Resolve ``name`` against ``ctx``'s tools (``known`` is meaningful only when tools exist)."""
+    index = _index(ctx)
+    if name in index.exact:
+        return NameMatch(name, "exact", True)
+    found = index.memo.get(name)
+    if found is None:
+        found = _resolve_inexact(name, index)
+        if len(index.memo) < _MEMO_LIMIT:
+            index.memo[name] = found
+    return found
+
+
+def _resolve_inexact(name: str, index: "_NameIndex") -> NameMatch:
+    key = normalize_name(name)
+    found = index.normalized.get(key)
+    if found and len(found) == 1:
+        return NameMatch(found[0], "normalized", True)
+    if key and len(key) > MAX_EDITS + 1:
+        close = [
+            candidates[0]
+            for norm, candidates in index.normalized.items()
+            if len(candidates) == 1 and abs(len(norm) - len(key)) <= MAX_EDITS and edit_distance(key, norm, MAX_EDITS) <= MAX_EDITS
+        ]
+        if len(close) == 1:
+            return NameMatch(close[0], "corrected", True)
+    return NameMatch(name, "unknown", False)
+
+
+def edit_distance(a: str, b: str, limit: int) -> int:
+    """Optimal-string-alignment (Damerau-Levenshtein) distance, capped at ``limit + 1``.
+
+    Only a band of width ``limit`` around the diagonal is filled, so the cost
+    is O(len × limit), not O(len²).
+    """
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    if a == b:
+        return 0
+    big = limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [big] * (len(b) + 1)
+        cur[0] = i
+        lo = max(1, i - limit)
+        hi = min(len(b), i + limit)
+        row_min = cur[0] if lo == 1 else big
+        for j in range(lo, hi + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            best = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                best = min(best, prev2[j - 2] + 1)
+            cur[j] = best
+            row_min = min(row_min, best)
+        if row_min > limit:
+            return big
+        prev2, prev = prev, cur
+    return min(prev[len(b)], big)

@@ -1,0 +1,375 @@
+"""Read Python-style literals and calls without ever running them.
+
+Several families write arguments as Python source (``[f(a=1, b='x')]``) or as
+raw text whose type only the tool's JSON Schema knows (``<parameter=n>42``).
+``ast.literal_eval`` is close to what is needed but refuses what real models
+write (JSON's ``true``/``null``, ``{key=value}`` inside braces) and gives no
+hook for call syntax, so this module walks the ``ast`` itself and accepts only
+literal nodes: a call's arguments can never name a variable, call a function
+or reach an attribute, and nothing is evaluated.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: names a model may write for JSON constants in Python-style calls
+_NAME_CONSTANTS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+
+INTEGER_TEXT = re.compile(r"[-+]?\d+\Z")
+NUMBER_TEXT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\Z")
+_IDENT_START = re.compile(r"[A-Za-z_]")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class LiteralError(ValueError):
+    """Source that is not a plain literal (or call of literals); says what and where."""
+
+
+@dataclass
+class RawCall:
+    """One ``name(args)`` read from source: keyword and positional arguments apart."""
+
+    name: str
+    keywords: dict[str, Any] = field(default_factory=dict)
+    positional: list[Any] = field(default_factory=list)
+
+
+def literal_value(node: ast.AST) -> Any:
+    """The JSON value an expression node spells, or :class:`LiteralError`."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if value is None or isinstance(value, (str, bool, int)):
+            return value
+        if isinstance(value, float):
+            return value
+        raise LiteralError(f"unsupported constant {type(value).__name__} at column {node.col_offset}")
+    if isinstance(node, ast.Name):
+        if node.id in _NAME_CONSTANTS:
+            return _NAME_CONSTANTS[node.id]
+        raise LiteralError(f"name {node.id!r} at column {node.col_offset} is not a literal")
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [literal_value(item) for item in node.elts]
+    if isinstance(node, ast.Dict):
+        out: dict[str, Any] = {}
+        for key_node, value_node in zip(node.keys, node.values):
+            if key_node is None:
+                raise LiteralError(f"'**' unpacking at column {node.col_offset} is not a literal")
+            key = literal_value(key_node)
+            if isinstance(key, (dict, list)):
+                raise LiteralError(f"unhashable dict key at column {key_node.col_offset}")
+            out[key if isinstance(key, str) else json.dumps(key)] = literal_value(value_node)
+        return out
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = literal_value(node.operand)
+        if isinstance(operand, bool) or not isinstance(operand, (int, float)):
+            raise LiteralError(f"sign applied to a non-number at column {node.col_offset}")
+        return -operand if isinstance(node.op, ast.USub) else operand
+    raise LiteralError(f"{type(node).__name__} at column {getattr(node, 'col_offset', '?')} is not a literal")
+
+
+def _parse_expression(source: str, mode: str = "eval") -> ast.AST:
+    try:
+        return ast.parse(source, mode=mode)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        where = f" (line {exc.lineno}, column {exc.offset})" if isinstance(exc, SyntaxError) and exc.lineno else ""
+        raise LiteralError(f"not valid Python literal syntax{where}: {getattr(exc, 'msg', exc)}") from None
+
+
+def repair_brace_assignments(source: str) -> str | None:
+    """Rewrite ``{key=value, ...}`` as ``{"key": value, ...}``; None when there is nothing to fix.
+
+    Llama 3.2 writes nested objects that way inside pythonic calls. Only an
+    identifier directly after ``{`` or ``,`` *inside braces* followed by a single
+    ``=`` is rewritten, so keyword arguments in parentheses and ``==`` stay.
+    """
+    out: list[str] = []
+    stack: list[str] = []
+    last_significant = ""
+    changed = False
+    i, n = 0, len(source)
+    while i < n:
+        ch = source[i]
+        if ch in "'\"":
+            end = _string_end(source, i)
+            out.append(source[i:end])
+            i = end
+            last_significant = ch
+            continue
+        if ch in "([{":
+            stack.append(ch)
+        elif ch in ")]}":
+            if stack:
+                stack.pop()
+        elif stack and stack[-1] == "{" and last_significant in ("{", ",") and _IDENT_START.match(ch):
+            match = _IDENT.match(source, i)
+            assert match is not None
+            j = match.end()
+            k = j
+            while k < n and source[k] in " \t":
+                k += 1
+            if k < n and source[k] == "=" and source[k + 1 : k + 2] != "=":
+                out.append(json.dumps(match.group()) + ":")
+                i = k + 1
+                changed = True
+                last_significant = ":"
+                continue
+            out.append(match.group())
+            i = j
+            last_significant = "a"
+            continue
+        out.append(ch)
+        if not ch.isspace():
+            last_significant = ch
+        i += 1
+    return "".join(out) if changed else None
+
+
+def _string_end(source: str, start: int) -> int:
+    """Index just past the quoted string opening at ``start`` (or the text's end)."""
+    quote = source[start]
+    i = start + 1
+    n = len(source)
+    while i < n:
+        ch = source[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == quote:
+            return i + 1
+        i += 1
+    return n
+
+
+def parse_literal(text: str) -> tuple[Any, list[str]]:
+    """A JSON or Python literal; returns ``(value, repairs)`` or raises :class:`LiteralError`."""
+    stripped = text.strip()
+    try:
+        return json.loads(stripped), []
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return literal_value(_parse_expression(stripped).body), []  # type: ignore[attr-defined]
+    except LiteralError as first_error:
+        fixed = repair_brace_assignments(stripped)
+        if fixed is None:
+            raise first_error
+        value = literal_value(_parse_expression(fixed).body)  # type: ignore[attr-defined]
+        return value, ["key=value inside braces read as object entries"]
+    except RecursionError:
+        raise LiteralError("literal nested too deeply") from None
+
+
+def dotted_name(node: ast.AST) -> str:
+    """``module.fn`` from a Name/Attribute chain; anything else is not a function name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        raise LiteralError(f"call target at column {getattr(node, 'col_offset', '?')} is not a plain name")
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _call_from_node(node: ast.AST) -> RawCall:
+    if not isinstance(node, ast.Call):
+        raise LiteralError(f"expected a call like name(key=value), found {type(node).__name__}")
+    call = RawCall(dotted_name(node.func))
+    for arg in node.args:
+        if isinstance(arg, ast.Starred):
+            raise LiteralError(f"'*' unpacking in call to {call.name!r}")
+        call.positional.append(literal_value(arg))
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            raise LiteralError(f"'**' unpacking in call to {call.name!r}")
+        call.keywords[keyword.arg] = literal_value(keyword.value)
+    return call
+
+
+def _calls_from_tree(tree: ast.AST) -> list[RawCall]:
+    if isinstance(tree, ast.Expression):
+        body = tree.body
+        items = body.elts if isinstance(body, (ast.List, ast.Tuple)) else [body]
+        return [_call_from_node(item) for item in items]
+    assert isinstance(tree, ast.Module)
+    calls: list[RawCall] = []
+    for statement in tree.body:
+        if not isinstance(statement, ast.Expr):
+            raise LiteralError(f"line {statement.lineno}: expected a call, found a {type(statement).__name__} statement")
+        value = statement.value
+        if isinstance(value, (ast.List, ast.Tuple)):
+            calls.extend(_call_from_node(item) for item in value.elts)
+        else:
+            calls.append(_call_from_node(value))
+    return calls
+
+
+def parse_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawCall], list[str]]:
+    """Calls from ``[f(a=1), g()]`` (or ``f(a=1)\\ng(b=2)`` with ``one_per_line``).
+
+    Returns ``(calls, repairs)``; raises :class:`LiteralError` naming what is wrong.
+    """
+    mode = "exec" if one_per_line else "eval"
+    stripped = source.strip()
+    try:
+        return _calls_from_tree(_parse_expression(stripped, mode)), []
+    except LiteralError as first_error:
+        fixed = repair_brace_assignments(stripped)
+        if fixed is None:
+            raise first_error
+        try:
+            calls = _calls_from_tree(_parse_expression(fixed, mode))
+        except LiteralError:
+            raise first_error from None
+        return calls, ["key=value inside braces read as object entries"]
+    except RecursionError:
+        raise LiteralError("call nested too deeply") from None
+
+
+# --- raw text typed by a JSON Schema -------------------------------------------------
+
+
+def schema_types(schema: Any) -> list[str]:
+    """The JSON types a property schema allows, in the order it lists them."""
+    if not isinstance(schema, Mapping):
+        return []
+    declared = schema.get("type")
+    types: list[str] = []
+    if isinstance(declared, str):
+        types.append(declared)
+    elif isinstance(declared, list):
+        types.extend(t for t in declared if isinstance(t, str))
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list):
+            for option in options:
+                types.extend(t for t in schema_types(option) if t not in types)
+    if not types and "enum" in schema and isinstance(schema["enum"], list):
+        for value in schema["enum"]:
+            name = _json_type_name(value)
+            if name not in types:
+                types.append(name)
+    return types
+
+
+def _json_type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "string"
+
+
+_MISSING = object()
+
+
+def _as_integer(raw: str) -> Any:
+    text = raw.strip()
+    try:
+        if INTEGER_TEXT.match(text):
+            return int(text)
+        if NUMBER_TEXT.match(text):
+            number = float(text)
+            if math.isfinite(number) and number.is_integer():
+                return int(number)
+    except ValueError:
+        pass
+    return _MISSING
+
+
+def _as_number(raw: str) -> Any:
+    text = raw.strip()
+    if not NUMBER_TEXT.match(text):
+        return _MISSING
+    try:
+        if INTEGER_TEXT.match(text):
+            return int(text)
+        number = float(text)
+    except ValueError:
+        return _MISSING
+    return number if math.isfinite(number) else _MISSING
+
+
+def _as_boolean(raw: str) -> Any:
+    return {"true": True, "false": False}.get(raw.strip().lower(), _MISSING)
+
+
+def _as_null(raw: str) -> Any:
+    return None if raw.strip().lower() in ("null", "none") else _MISSING
+
+
+def _as_container(kind: type) -> Any:
+    def convert(raw: str) -> Any:
+        try:
+            value, _ = parse_literal(raw)
+        except LiteralError:
+            return _MISSING
+        return value if isinstance(value, kind) else _MISSING
+
+    return convert
+
+
+_CONVERTERS = {
+    "string": lambda raw: raw,
+    "integer": _as_integer,
+    "number": _as_number,
+    "boolean": _as_boolean,
+    "null": _as_null,
+    "array": _as_container(list),
+    "object": _as_container(dict),
+}
+
+
+def json_or_text(raw: str) -> Any:
+    """A JSON value when ``raw`` is one, else ``raw`` itself (for untyped XML values)."""
+    text = raw.strip()
+    if not text:
+        return raw
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return raw
+
+
+def typed_value(raw: str, schema: Any, *, untyped: str = "string") -> Any:
+    """Convert a raw text value by its property schema's type(s), tried in order.
+
+    Raw-text formats (Qwen3-Coder, Claude-style XML, GLM) carry no types; the
+    tool's schema says whether ``42`` is a number or a string. Without a type
+    ``untyped`` decides: ``"string"`` keeps the text, ``"json"`` parses a JSON
+    value when the text is one. A value no listed type accepts stays text, so
+    schema validation reports it rather than this reader guessing.
+    """
+    types = schema_types(schema)
+    if not types:
+        return json_or_text(raw) if untyped == "json" else raw
+    for type_name in types:
+        convert = _CONVERTERS.get(type_name)
+        if convert is None:
+            continue
+        value = convert(raw)
+        if value is not _MISSING:
+            return value
+    return raw
+
+
+def property_schema(tool: Any, key: str) -> Any:
+    """The schema of ``key`` in a tool's parameters (None when unknown)."""
+    if tool is None:
+        return None
+    return tool.properties.get(key)

@@ -1,0 +1,126 @@
+"""Separate a model's reasoning from what it says.
+
+Reasoning models write ``<think>…</think>`` before answering; servers without
+a reasoning parser leave it in ``content``; a chat template that pre-fills
+``<think>`` makes the output *start* inside reasoning (only ``</think>``
+appears); a token limit can cut it off before the closing tag. A call written
+while thinking is the model considering a call, not making one, so reasoning
+is cut out before call families scan the content.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: (opening, closing) tag pairs treated as reasoning
+REASONING_TAGS: tuple[tuple[str, str], ...] = (("<think>", "</think>"), ("<thinking>", "</thinking>"))
+HARMONY_ANALYSIS = "<|channel|>analysis<|message|>"
+_HARMONY_ENDS = ("<|end|>", "<|start|>", "<|channel|>", "<|call|>", "<|return|>")
+
+
+@dataclass(frozen=True)
+class ReasoningSpan:
+    """``text[start:end]`` is reasoning markup; ``body`` is the reasoning itself."""
+
+    start: int
+    end: int
+    body: str
+
+
+def reasoning_spans(text: str) -> list[ReasoningSpan]:
+    """Every reasoning block in ``text``, in order, non-overlapping.
+
+    An orphan closing tag (no opener before it) means the text began inside
+    reasoning: everything before it is reasoning. An opener without a closer
+    runs to the end (truncated output).
+    """
+    if "<think" not in text and "</think" not in text:
+        return []
+    spans: list[ReasoningSpan] = []
+    pos = 0
+    for opener, closer in REASONING_TAGS:
+        first_close = text.find(closer)
+        first_open = text.find(opener)
+        if first_close >= 0 and (first_open < 0 or first_close < first_open):
+            spans.append(ReasoningSpan(0, first_close + len(closer), text[:first_close]))
+            pos = first_close + len(closer)
+            break
+    while pos < len(text):
+        found = _next_opener(text, pos)
+        if found is None:
+            break
+        start, opener, closer = found
+        body_start = start + len(opener)
+        close = text.find(closer, body_start)
+        if close < 0:
+            spans.append(ReasoningSpan(start, len(text), text[body_start:]))
+            break
+        spans.append(ReasoningSpan(start, close + len(closer), text[body_start:close]))
+        pos = close + len(closer)
+    return spans
+
+
+def _next_opener(text: str, pos: int) -> tuple[int, str, str] | None:
+    best: tuple[int, str, str] | None = None
+    for opener, closer in REASONING_TAGS:
+        k = text.find(opener, pos)
+        if k >= 0 and (best is None or k < best[0]):
+            best = (k, opener, closer)
+    return best
+
+
+def split_reasoning(text: str) -> tuple[str, str, list[ReasoningSpan]]:
+    """``(content_without_reasoning, reasoning, spans)``; content is untouched when there is none."""
+    spans = reasoning_spans(text)
+    if not spans:
+        return text, "", []
+    thinking = "\n\n".join(s.body.strip() for s in spans if s.body.strip())
+    content = join_around_spans(text, [(s.start, s.end) for s in spans])
+    return content, thinking, spans
+
+
+def harmony_analysis_spans(text: str) -> list[ReasoningSpan]:
+    """gpt-oss analysis-channel messages (``<|channel|>analysis<|message|>…<|end|>``).
+
+    The harmony family owns the channel grammar; this helper lets it (and
+    anything else) route analysis text to ``thinking`` the same way.
+    """
+    spans: list[ReasoningSpan] = []
+    pos = 0
+    while True:
+        start = text.find(HARMONY_ANALYSIS, pos)
+        if start < 0:
+            return spans
+        body_start = start + len(HARMONY_ANALYSIS)
+        ends = [(k, marker) for marker in _HARMONY_ENDS if (k := text.find(marker, body_start)) >= 0]
+        if not ends:
+            spans.append(ReasoningSpan(start, len(text), text[body_start:]))
+            return spans
+        k, marker = min(ends)
+        end = k + len(marker) if marker == "<|end|>" else k
+        spans.append(ReasoningSpan(start, end, text[body_start:k]))
+        pos = max(end, body_start)
+
+
+def join_around_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with ``spans`` cut out; the prose around each cut is trimmed at the cut.
+
+    Pieces that are non-empty after trimming are joined with a newline, so
+    ``"Checking.<call/>Done."`` reads ``"Checking.\\nDone."`` and a call
+    between paragraphs leaves no run of blank lines. The streaming parser
+    applies the same rule incrementally.
+    """
+    if not spans:
+        return text
+    pieces: list[str] = []
+    pos = 0
+    for start, end in spans:
+        piece = text[pos:start]
+        piece = piece.rstrip() if pos == 0 else piece.strip()
+        if piece:
+            pieces.append(piece)
+        pos = max(pos, end)
+    tail = text[pos:].lstrip()
+    if tail:
+        pieces.append(tail)
+    return "\n".join(pieces)

@@ -1,0 +1,405 @@
+"""Parse a response while it streams: prose out at once, each call the moment it closes.
+
+A UI wants the model's words as they arrive, and an agent wants to start a
+call as soon as it is complete, but a call's opening (``<tool_call>``,
+``[TOOL_CALLS]``, ``{``) arrives a few tokens at a time and must not be shown
+as prose. :class:`StreamParser` emits content immediately and holds back only
+
+* a suffix of the buffer that could be the start of a trigger (``[TOO``), and
+* text from a trigger on, while the families owning it cannot yet decide.
+
+Decisions reuse the families' ``extract`` on the buffered text, so a stream
+gives the same calls and content as parsing the whole response at once. To
+stay linear in the response size, the scan position only moves forward, and
+an undecided span is re-examined only after it has grown by a fixed fraction
+(each retry costs its length, the lengths grow geometrically). An extraction
+is accepted once at least :data:`LOOKAHEAD` characters follow it (an optional
+closing tag may still be coming) or the stream has ended; the price is that
+a call is announced a few dozen characters after it closes.
+
+Chunks may be text deltas, Ollama ``/api/chat`` NDJSON objects (``message``
+with ``content``, ``thinking``, ``tool_calls``) or OpenAI chat-completion
+chunks (``choices[0].delta``; tool-call fragments assembled by ``index``).
+
+Known difference from one-shot parsing: output that *starts* inside
+reasoning (only ``</think>`` appears, the template pre-filled ``<think>``) is
+streamed as content; :meth:`StreamParser.result` re-reads the whole response
+and does file it under ``thinking``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from utp.parsers.composite import CompositeParser, in_inline_code, try_extract
+from utp.parsers.native import parse_native_calls
+from utp.response import get_field
+from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, ToolCall
+
+#: characters that must follow an extraction before it is final (optional closers may come)
+LOOKAHEAD = 32
+#: an undecided span is retried after growing by 1/RETRY_FRACTION of its length (at least MIN_RETRY)
+RETRY_FRACTION = 8
+MIN_RETRY = 16
+
+
+@dataclass
+class ContentDelta:
+    text: str
+
+
+@dataclass
+class ThinkingDelta:
+    text: str
+
+
+@dataclass
+class CallReady:
+    call: ToolCall
+
+
+@dataclass
+class DiagnosticEvent:
+    diagnostic: Diagnostic
+
+
+StreamEvent = Union[ContentDelta, ThinkingDelta, CallReady, DiagnosticEvent]
+
+
+@dataclass
+class _OpenAICall:
+    id: str | None = None
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class StreamParser:
+    """Incremental parser; ``feed`` chunks, then ``close``; ``result`` is the one-shot view."""
+
+    def __init__(self, tools: Any = None, format: str | list[str] = "auto", **options: Any) -> None:
+        from utp.parsers import get_parser
+
+        parser = get_parser(format, tools, **options)
+        assert isinstance(parser, CompositeParser)
+        self._parser = parser
+        self._scanner = parser.scanner
+        self._ctx = parser.ctx
+        self._closer_of = self._scanner.closer_of
+        self._pattern = self._scanner.content_pattern
+        self._prefixes = self._scanner.content_prefixes
+        self._max_trigger = self._scanner.max_content_trigger
+        self._text = ""
+        self._pos = 0  # text before this is decided
+        self._floor = 0  # end of the last consumed span
+        self._mode = "content"  # content | think | span
+        self._think_closer = ""
+        self._span_start = 0
+        self._span_trigger = ""
+        self._last_try = -1
+        self._held = ""  # trailing whitespace of the current piece, dropped if a span follows
+        self._skip_leading = False  # after a span: the next piece's leading whitespace goes
+        self._emitted_any = False
+        self._content_out: list[str] = []
+        self._thinking_field: list[str] = []
+        self._thinking_out: list[str] = []
+        self._native_items: list[Any] = []
+        self._openai_calls: dict[int, _OpenAICall] = {}
+        self._calls: list[ToolCall] = []
+        self._diagnostics: list[Diagnostic] = []
+        self._finish: str | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------ input
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        """Take one chunk (text, Ollama NDJSON object or OpenAI chunk); return what it settles."""
+        if self._closed:
+            raise RuntimeError("StreamParser.feed() after close()")
+        events: list[StreamEvent] = []
+        if isinstance(chunk, (bytes, bytearray)):
+            chunk = bytes(chunk).decode("utf-8", "replace")
+        if isinstance(chunk, str):
+            self._text += chunk
+        elif chunk is not None:
+            self._read_chunk(chunk, events)
+        self._advance(False, events)
+        return events
+
+    def close(self) -> list[StreamEvent]:
+        """End of stream: decide everything still held back."""
+        if self._closed:
+            return []
+        events: list[StreamEvent] = []
+        self._advance(True, events)
+        if self._held:  # trailing whitespace of the last piece: no span follows, so it stays
+            self._content_out.append(self._held)
+            events.append(ContentDelta(self._held))
+            self._held = ""
+        self._flush_openai(events)
+        self._closed = True
+        return events
+
+    def result(self) -> ParsedResponse:
+        """The whole response parsed at once (what :func:`parse_response` gives for it)."""
+        message: dict[str, Any] = {"role": "assistant", "content": self._text}
+        if self._thinking_field:
+            message["thinking"] = "".join(self._thinking_field)
+        natives = list(self._native_items) + [self._openai_item(c) for _, c in sorted(self._openai_calls.items())]
+        if natives:
+            message["tool_calls"] = natives
+        response: dict[str, Any] = {"message": message}
+        if self._finish:
+            response["done_reason"] = self._finish
+        return self._parser.parse(response)
+
+    @property
+    def text(self) -> str:
+        """All content text received so far (raw, before any parsing)."""
+        return self._text
+
+    # ------------------------------------------------------------ chunk shapes
+
+    def _read_chunk(self, chunk: Any, events: list[StreamEvent]) -> None:
+        choices = get_field(chunk, "choices")
+        if isinstance(choices, list):
+            for choice in choices[:1]:
+                delta = get_field(choice, "delta") or get_field(choice, "message") or {}
+                self._read_message(delta, events, openai=True)
+                reason = get_field(choice, "finish_reason")
+                if isinstance(reason, str) and reason:
+                    self._finish = reason
+            return
+        message = get_field(chunk, "message")
+        if message is not None and not isinstance(message, str):
+            self._read_message(message, events, openai=False)
+        reason = get_field(chunk, "done_reason") or get_field(chunk, "finish_reason")
+        if isinstance(reason, str) and reason:
+            self._finish = reason
+
+    def _read_message(self, message: Any, events: list[StreamEvent], openai: bool) -> None:
+        content = get_field(message, "content")
+        if isinstance(content, str):
+            self._text += content
+        thinking = get_field(message, "thinking") or get_field(message, "reasoning_content") or get_field(message, "reasoning")
+        if isinstance(thinking, str) and thinking:
+            self._thinking_field.append(thinking)
+            self._thinking_out.append(thinking)
+            events.append(ThinkingDelta(thinking))
+        calls = get_field(message, "tool_calls")
+        legacy = get_field(message, "function_call")
+        if not calls and isinstance(legacy, Mapping):
+            calls = [{"index": 0, "function": legacy}]
+        if not isinstance(calls, list):
+            return
+        for item in calls:
+            index = get_field(item, "index")
+            if openai or (isinstance(index, int) and _is_fragment(item)):
+                self._openai_fragment(item, index if isinstance(index, int) else len(self._openai_calls))
+            else:
+                self._native_items.append(item)
+                found, diagnostics = parse_native_calls([item])
+                self._announce(found, diagnostics, events)
+
+    def _openai_fragment(self, item: Any, index: int) -> None:
+        slot = self._openai_calls.setdefault(index, _OpenAICall())
+        call_id = get_field(item, "id")
+        if isinstance(call_id, str) and call_id:
+            slot.id = call_id
+        function = get_field(item, "function") or {}
+        name = get_field(function, "name")
+        if isinstance(name, str):
+            slot.name += name if not slot.name or name != slot.name else ""
+        arguments = get_field(function, "arguments")
+        if isinstance(arguments, str):
+            slot.arguments.append(arguments)
+        elif isinstance(arguments, Mapping):
+            slot.arguments = [json.dumps(arguments)]
+
+    @staticmethod
+    def _openai_item(slot: _OpenAICall) -> dict[str, Any]:
+        return {"id": slot.id, "type": "function", "function": {"name": slot.name, "arguments": "".join(slot.arguments)}}
+
+    def _flush_openai(self, events: list[StreamEvent]) -> None:
+        if not self._openai_calls:
+            return
+        items = [self._openai_item(c) for _, c in sorted(self._openai_calls.items())]
+        found, diagnostics = parse_native_calls(items)
+        self._announce(found, diagnostics, events)
+
+    # ------------------------------------------------------------ the scan
+
+    def _advance(self, final: bool, events: list[StreamEvent]) -> None:
+        text = self._text
+        while True:
+            if self._mode == "think":
+                if not self._step_think(text, final, events):
+                    return
+            elif self._mode == "span":
+                if not self._step_span(text, final, events):
+                    return
+            elif not self._step_content(text, final, events):
+                return
+
+    def _step_content(self, text: str, final: bool, events: list[StreamEvent]) -> bool:
+        match = self._pattern.search(text, self._pos)
+        if match is None:
+            safe = len(text) if final else len(text) - self._held_suffix(text)
+            if safe > self._pos:
+                self._out(text[self._pos : safe], events)
+                self._pos = safe
+            return False
+        at = match.start()
+        if not final and len(text) - at < self._max_trigger and text[at:] in self._prefixes:
+            if at > self._pos:  # a longer trigger may still be arriving here
+                self._out(text[self._pos : at], events)
+                self._pos = at
+            return False
+        if at > self._pos:
+            self._out(text[self._pos : at], events)
+        self._pos = at
+        trigger = match.group()
+        if trigger in self._closer_of:
+            self._begin_span()
+            self._mode = "think"
+            self._think_closer = self._closer_of[trigger]
+            self._pos = at + len(trigger)
+            return True
+        self._mode = "span"
+        self._span_start = at
+        self._span_trigger = trigger
+        self._last_try = -1
+        return True
+
+    def _step_think(self, text: str, final: bool, events: list[StreamEvent]) -> bool:
+        close = text.find(self._think_closer, self._pos)
+        if close >= 0:
+            self._think_out(text[self._pos : close], events)
+            self._pos = self._floor = close + len(self._think_closer)
+            self._mode = "content"
+            return True
+        safe = len(text)
+        if not final:
+            closer = self._think_closer
+            for k in range(min(len(closer) - 1, len(text) - self._pos), 0, -1):
+                if text.endswith(closer[:k]):
+                    safe = len(text) - k
+                    break
+        if safe > self._pos:
+            self._think_out(text[self._pos : safe], events)
+            self._pos = safe
+        return False
+
+    def _step_span(self, text: str, final: bool, events: list[StreamEvent]) -> bool:
+        start = self._span_start
+        length = len(text) - start
+        if not final and self._last_try >= 0 and len(text) - self._last_try < max(MIN_RETRY, length // RETRY_FRACTION):
+            return False
+        self._last_try = len(text)
+        candidates = self._scanner.candidates[self._span_trigger]
+        found, problems = try_extract(candidates, text, start, self._ctx, self._floor)
+        if found is not None:
+            if not final and len(text) - found.end < LOOKAHEAD:
+                return False
+            for problem in problems:
+                self._diagnostics.append(problem)
+                events.append(DiagnosticEvent(problem))
+            if found.thinking:
+                self._think_out(found.thinking, events)
+            for call in found.calls:
+                if call.format is None:
+                    call.format = "unknown"
+            self._announce(found.calls, found.diagnostics, events, content=True)
+            self._begin_span()
+            self._pos = self._floor = found.end
+            self._mode = "content"
+            return True
+        if not final and not in_inline_code(text, start, self._span_trigger) and not all(c.family.settled(text, start, c.trigger) for c in candidates):
+            return False
+        self._out(text[start : start + 1], events)
+        self._pos = start + 1
+        self._mode = "content"
+        return True
+
+    def _held_suffix(self, text: str) -> int:
+        """Length of the longest buffer suffix that could begin a trigger."""
+        for k in range(min(self._max_trigger - 1, len(text) - self._pos), 0, -1):
+            if text[len(text) - k :] in self._prefixes:
+                return k
+        return 0
+
+    # ------------------------------------------------------------ output
+
+    def _begin_span(self) -> None:
+        self._held = ""
+        self._skip_leading = True
+
+    def _out(self, piece: str, events: list[StreamEvent]) -> None:
+        """Emit decided content, trimming around spans exactly like one-shot parsing."""
+        if self._skip_leading:
+            piece = piece.lstrip()
+            if not piece:
+                return
+            self._skip_leading = False
+            if self._emitted_any:
+                piece = "\n" + piece
+        core = piece.rstrip()
+        if not core:
+            self._held += piece
+            return
+        text = self._held + core
+        self._held = piece[len(core) :]
+        self._emitted_any = True
+        self._content_out.append(text)
+        events.append(ContentDelta(text))
+
+    def _think_out(self, text: str, events: list[StreamEvent]) -> None:
+        if text:
+            self._thinking_out.append(text)
+            events.append(ThinkingDelta(text))
+
+    def _announce(self, calls: list[ToolCall], diagnostics: list[Diagnostic], events: list[StreamEvent], content: bool = False) -> None:
+        checked: list[Diagnostic] = list(diagnostics)
+        ready = []
+        seen = {c.canonical_key() for c in self._calls if c.format == "native"}
+        for call in calls:
+            if content and call.canonical_key() in seen:
+                checked.append(Diagnostic(DiagnosticKind.DUPLICATE, f"{call.name!r} appears both as a native call and in content ({call.format}); kept once", "", call.format))
+                continue
+            ready.append(call)
+        self._parser.check_names(ready, checked)
+        for diagnostic in checked:
+            self._diagnostics.append(diagnostic)
+            events.append(DiagnosticEvent(diagnostic))
+        for call in ready:
+            self._calls.append(call)
+            events.append(CallReady(call))
+
+
+def _is_fragment(item: Any) -> bool:
+    """An OpenAI-style streamed piece (string arguments) rather than Ollama's complete call."""
+    function = get_field(item, "function") or {}
+    return isinstance(get_field(function, "arguments"), str) or get_field(item, "type") == "function"
+
+
+def stream_parse(chunks: Any, tools: Any = None, format: str | list[str] = "auto", **options: Any) -> tuple[list[StreamEvent], ParsedResponse]:
+    """Feed every chunk, close, and return ``(events, result)`` (handy for tests and replays)."""
+    parser = StreamParser(tools, format, **options)
+    events: list[StreamEvent] = []
+    for chunk in chunks:
+        events.extend(parser.feed(chunk))
+    events.extend(parser.close())
+    return events, parser.result()
+
+
+__all__ = [
+    "CallReady",
+    "ContentDelta",
+    "DiagnosticEvent",
+    "StreamEvent",
+    "StreamParser",
+    "ThinkingDelta",
+    "stream_parse",
+]

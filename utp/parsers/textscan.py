@@ -1,0 +1,71 @@
+"""Linear-time text searches for call families.
+
+The composite asks a family to ``extract`` at *every* trigger position. A
+family that looks for its closing tag with a plain ``str.find`` scans to the
+end of the text each time the tag is missing, so ``<tag>`` repeated n times
+costs n² work. :func:`find_forward` remembers the answer of the last search for
+each needle in the same text: a later search that starts inside the range the
+previous one already covered gets the same answer without scanning again, and
+because the composite moves left to right, all searches for one needle over
+one text cost O(len(text)) together.
+"""
+
+from __future__ import annotations
+
+import threading
+
+_local = threading.local()
+
+
+def _cache() -> dict[str, tuple[str, int, int]]:
+    cache = getattr(_local, "cache", None)
+    if cache is None:
+        cache = _local.cache = {}
+    return cache
+
+
+def find_forward(text: str, needle: str, pos: int) -> int:
+    """``text.find(needle, pos)``, amortised linear across left-to-right calls."""
+    cache = _cache()
+    hit = cache.get(needle)
+    if hit is not None:
+        cached_text, start, found = hit
+        if cached_text is text and start <= pos and (found == -1 or pos <= found):
+            return found
+    found = text.find(needle, pos)
+    cache[needle] = (text, pos, found)
+    return found
+
+
+def find_first(text: str, needles: tuple[str, ...], pos: int) -> tuple[int, str]:
+    """The earliest of several needles at or after ``pos``: ``(index, needle)`` or ``(-1, "")``."""
+    best, which = -1, ""
+    for needle in needles:
+        at = find_forward(text, needle, pos)
+        if at != -1 and (best == -1 or at < best):
+            best, which = at, needle
+    return best, which
+
+
+def skip_space(text: str, pos: int, limit: int | None = None) -> int:
+    """Index of the first non-whitespace character at or after ``pos`` (bounded by ``limit``)."""
+    end = len(text) if limit is None else min(len(text), limit)
+    while pos < end and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def bounded_find(text: str, needle: str, pos: int, max_distance: int) -> int:
+    """``needle`` within ``max_distance`` characters of ``pos``, else -1 (constant work)."""
+    return text.find(needle, pos, pos + max_distance + len(needle))
+
+
+def clear_cache() -> None:
+    """Drop remembered searches (they hold a reference to the last text)."""
+    _cache().clear()
+
+
+def is_proper_prefix(text: str, pos: int, literal: str) -> bool:
+    """Is ``text[pos:]`` a proper prefix of ``literal`` (so more input could still complete it)?"""
+    rest = len(text) - pos
+    return rest < len(literal) and literal.startswith(text[pos:])
