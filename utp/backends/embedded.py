@@ -426,14 +426,18 @@ class EmbeddedOllamaTransport(httpx.AsyncBaseTransport):
             },
         )
 
-    def _engine(self, n_ctx: int, keep_loaded_ctx: bool = False) -> tuple[_Engine, int]:
-        """Load (or reuse) the model; ``keep_loaded_ctx`` reuses any loaded n_ctx."""
+    def _engine(self, n_ctx: int, keep_loaded_ctx: bool = False, n_threads: int | None = None) -> tuple[_Engine, int]:
+        """Load (or reuse) the model; ``keep_loaded_ctx`` reuses any loaded n_ctx.
+
+        ``n_threads`` is Ollama's ``num_thread`` runner option: like Ollama, a
+        different value reloads the runner.
+        """
         path = self.model_path()
         if keep_loaded_ctx:
             for loaded_path, engine in self._engines.loaded():
                 if loaded_path == path:
                     return engine, 0
-        return self._engines.get(self.spec, path, n_ctx, self.n_threads)
+        return self._engines.get(self.spec, path, n_ctx, n_threads or self.n_threads)
 
     # -- chat ---------------------------------------------------------------------
 
@@ -452,7 +456,8 @@ class EmbeddedOllamaTransport(httpx.AsyncBaseTransport):
             raise _RequestError(400, "options must be an object")
         kwargs = sampling_kwargs(options)
         n_ctx = options.get("num_ctx", DEFAULT_NUM_CTX)
-        engine, load_ns = await asyncio.to_thread(self._engine, int(n_ctx))
+        n_threads = options.get("num_thread")
+        engine, load_ns = await asyncio.to_thread(self._engine, int(n_ctx), False, int(n_threads) if n_threads else None)
         prepared = prepare_messages(messages, engine.template)
         header = {"model": name}
         if body.get("stream", True) is False:

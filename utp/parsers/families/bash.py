@@ -222,7 +222,7 @@ class BashFamily(CallFamily):
         header_end = pos + len(trigger)
         newline = text.find("\n", header_end, header_end + 64)
         if newline == -1:
-            return len(text) - header_end >= 64 or (len(text) > header_end and not text[header_end:].strip() == "")
+            return len(text) - header_end >= 64 or bool(text[header_end:].strip())
         return text[header_end:newline].strip() != "" or find_forward(text, FENCE, newline + 1) != -1
 
     def render(self, calls: Sequence[ToolCall]) -> str:

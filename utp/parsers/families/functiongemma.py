@@ -29,6 +29,8 @@ _QUOTES = (ESCAPE, GEMMA4_QUOTE)
 _BLOCKS = {"<start_function_call>": "<end_function_call>", "<|tool_call>": "<tool_call|>"}
 _CALL_PREFIX = "call:"
 _NAME = re.compile(r"[^\s{}<>:,\[\]]{1,256}")
+#: a bare number/word ends at a separator or at any token (strings and call ends start with '<')
+_SCALAR_END = re.compile(r"[,}\]<]")
 _SAFE_KEY = re.compile(r"[^\s:,{}\[\]<>\"]+\Z")
 #: nesting deeper than this is not a model's call; refuse rather than recurse
 MAX_DEPTH = 64
@@ -72,9 +74,8 @@ class _ValueReader:
 
     def scalar(self, i: int) -> tuple[Any, int]:
         text = self.text
-        j = i
-        while j < len(text) and text[j] not in ",}]" and not text.startswith(("<escape>", '<|"|>', "<end_function_call>", "<tool_call|>"), j):
-            j += 1
+        stop = _SCALAR_END.search(text, i)
+        j = len(text) if stop is None else stop.start()
         word = text[i:j].strip()
         if not word:
             raise _Unreadable("missing value", i)
@@ -214,8 +215,8 @@ class FunctionGemmaFamily(CallFamily):
     ) -> Extraction:
         end, token = find_first(text, (closing, *_BLOCKS.values()), pos)
         if end == -1:
-            return unreadable(self.name, text, pos, len(text), reason, kind=DiagnosticKind.TRUNCATED, calls=[], diagnostics=diagnostics)
-        return unreadable(self.name, text, pos, end + len(token), reason, calls=[], diagnostics=diagnostics)
+            return unreadable(self.name, text, pos, len(text), reason, kind=DiagnosticKind.TRUNCATED, calls=calls, diagnostics=diagnostics)
+        return unreadable(self.name, text, pos, end + len(token), reason, calls=calls, diagnostics=diagnostics)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "".join(

@@ -18,11 +18,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import identifier_safe, make_call, read_json_at, unreadable
 from utp.parsers.textscan import bounded_find, find_first, skip_space
-from utp.types import DiagnosticKind, ToolCall
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 START, CHANNEL, MESSAGE = "<|start|>", "<|channel|>", "<|message|>"
 CALL, END, RETURN = "<|call|>", "<|end|>", "<|return|>"
@@ -83,8 +84,8 @@ class HarmonyFamily(CallFamily):
         name = self._tool_name(recipient, ctx)
         repairs: list[str] = []
         json_start = skip_space(text, body_start, body_end)
+        arguments: dict[str, Any] = {}
         if json_start == body_end:
-            arguments: object = {}
             end = body_end
         else:
             read = read_json_at(text, json_start, body_end if terminator else None)
@@ -92,7 +93,7 @@ class HarmonyFamily(CallFamily):
                 end = body_end + (len(terminator) if terminator in _STRAY_ENDS else 0)
                 kind = DiagnosticKind.TRUNCATED if not terminator else DiagnosticKind.UNPARSEABLE
                 return unreadable(self.name, text, pos, end, f"arguments of {name!r} are not a JSON object", kind=kind)
-            arguments, end, more = read
+            arguments, end, more = read[0], read[1], read[2]
             repairs.extend(more)
         end = skip_space(text, end)
         for token in _STRAY_ENDS:
@@ -103,8 +104,8 @@ class HarmonyFamily(CallFamily):
             if end < len(text) and not text.startswith((START, CHANNEL), end):
                 repairs.append("text after the JSON arguments ignored")
                 end = body_end
-        diagnostics: list = []
-        call = make_call(self.name, name, dict(arguments), text[pos:end], pos, repairs, diagnostics)  # type: ignore[arg-type]
+        diagnostics: list[Diagnostic] = []
+        call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
         return Extraction(end=end, calls=[call], diagnostics=diagnostics)
 
     @staticmethod

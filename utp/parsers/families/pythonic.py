@@ -22,8 +22,9 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.names import resolve_name
 from utp.parsers.pyliteral import LiteralError, RawCall, parse_calls
-from utp.parsers.textscan import find_forward
+from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 
 LFM_OPEN, LFM_CLOSE = "<|tool_call_start|>", "<|tool_call_end|>"
@@ -33,6 +34,13 @@ MAX_SPAN = 256 * 1024
 #: how many leading characters may precede a bare list that opens the response
 _LEADING_LIMIT = 256
 _BARE_HEAD = re.compile(r"\[\s{0,16}([A-Za-z_]\w{0,255}(?:\.[A-Za-z_]\w{0,255}){0,8})\s{0,16}\(")
+_BRACKET_OR_QUOTE = re.compile(r"[\"'()\[\]{}]")
+_DOUBLE_BODY = re.compile(r'(?:[^"\\]|\\.)*', re.S)
+_SINGLE_BODY = re.compile(r"(?:[^'\\]|\\.)*", re.S)
+#: what must open a wrapped block: a call "name(" or a list "["
+_WRAPPED_HEAD = re.compile(r"\s{0,64}(?:\[|[A-Za-z_][\w.]{0,2300}\s{0,16}\()")
+#: a call head still arriving ("get_wea")
+_PARTIAL_CALL_HEAD = re.compile(r"[A-Za-z_][\w.]{0,2300}\s{0,16}")
 #: a bare-list head still arriving ("[get_wea")
 _PARTIAL_HEAD = re.compile(r"\[\s{0,16}(?:[A-Za-z_][\w.]{0,2300}\s{0,16})?")
 
@@ -40,50 +48,35 @@ _PARTIAL_HEAD = re.compile(r"\[\s{0,16}(?:[A-Za-z_][\w.]{0,2300}\s{0,16})?")
 def bracket_end(text: str, start: int, limit: int) -> int:
     """Index just past the bracket matching ``text[start]``; -1 at the end of text, -2 past ``limit``.
 
-    Quotes are honoured (a ``]`` inside a string does not close anything), so
-    the scan reads each character once.
+    Quotes are honoured (a ``]`` inside a string does not close anything).
+    The scan jumps between brackets and quotes with a compiled pattern and
+    skips string bodies in one match, so ordinary text costs C speed.
     """
+    if find_forward(text, "]", start) == -1:
+        return -1  # nothing could ever close it: truncated, no scan needed
     depth = 0
-    i = start
     stop = min(len(text), start + limit)
-    while i < stop:
+    search = _BRACKET_OR_QUOTE.search
+    i = start
+    while True:
+        found = search(text, i, stop)
+        if found is None:
+            return -1 if stop == len(text) else -2
+        i = found.start()
         ch = text[i]
         if ch in "\"'":
-            i += 1
-            while i < stop and text[i] != ch:
-                i += 2 if text[i] == "\\" else 1
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
+            body = (_DOUBLE_BODY if ch == '"' else _SINGLE_BODY).match(text, i + 1, stop)
+            i = body.end() + 1 if body else i + 1
+            continue
+        depth += 1 if ch in "([{" else -1
+        if depth == 0:
+            return i + 1
         i += 1
-    return -1 if stop == len(text) else -2
-
-
-def within_two_edits(a: str, b: str) -> bool:
-    """Levenshtein distance ≤ 2 (banded, so short-circuiting on very different names)."""
-    if abs(len(a) - len(b)) > 2:
-        return False
-    if a == b:
-        return True
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i] + [0] * len(b)
-        for j, cb in enumerate(b, 1):
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
-        if min(current) > 2:
-            return False
-        previous = current
-    return previous[-1] <= 2
 
 
 def names_offered_tool(name: str, ctx: ParseContext) -> bool:
-    if ctx.tool(name) is not None:
-        return True
-    folded = name.lower()
-    return any(within_two_edits(folded, tool.name.lower()) for tool in ctx.tools if len(tool.name) <= 128)
+    """An offered tool, or what the composite will correct to one (case, spacing, ≤ 2 edits)."""
+    return ctx.tool(name) is not None or resolve_name(name, ctx).known
 
 
 def arguments_of(raw: RawCall, tool: Tool | None, repairs: list[str]) -> dict[str, Any]:
@@ -120,6 +113,8 @@ class PythonicFamily(CallFamily):
             return self._bare_list(text, pos, ctx)
         closing = LFM_CLOSE if trigger == LFM_OPEN else OLMO_CLOSE
         body_start = pos + len(trigger)
+        if not _WRAPPED_HEAD.match(text, body_start) and not is_proper_prefix(text, skip_space(text, body_start), "["):
+            return None  # "<function_calls>" mentioned in prose: no call follows
         close = find_forward(text, closing, body_start)
         end = len(text) if close == -1 else close + len(closing)
         body_end = len(text) if close == -1 else close
@@ -171,7 +166,10 @@ class PythonicFamily(CallFamily):
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         if trigger != "[":
-            return False  # wrapped forms pass only on an empty, unclosed block: more may come
+            body = skip_space(text, pos + len(trigger))
+            if body >= len(text) or _WRAPPED_HEAD.match(text, pos + len(trigger)):
+                return False  # an empty, unclosed block: more may come
+            return _PARTIAL_CALL_HEAD.fullmatch(text, body) is None
         if _BARE_HEAD.match(text, pos) is None:
             return _PARTIAL_HEAD.fullmatch(text, pos) is None
         return bracket_end(text, pos, MAX_SPAN) != -1

@@ -1,0 +1,137 @@
+"""Parser speed: typical responses per family, the real-output corpus, hostile inputs, streaming.
+
+Run with ``make bench`` (``pytest -m bench --benchmark-only``). Targets from the
+issue, to be checked against the medians these report (nothing here asserts a
+time): median ≤ 15 µs per parse over the corpus; 1 MB hostile input ≤ 100 ms;
+streaming total ≤ 2× one-shot on the same text. ``json.loads`` of a valid
+payload of the same size is benchmarked next to each hostile input as the
+floor a parser written in Python is compared with.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from utp.parsers import family_names, get_family, get_parser
+from utp.parsers.streaming import CallReady, StreamParser
+from utp.types import Tool, ToolCall
+
+pytestmark = pytest.mark.bench
+
+CORPUS = Path("/work/shared/corpus/annotated_outputs.jsonl")
+_LOCAL_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "annotated_outputs.jsonl"
+if _LOCAL_CORPUS.exists():
+    CORPUS = _LOCAL_CORPUS
+
+TOOLS = [
+    Tool("get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}),
+    Tool("search_code", parameters={"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["query"]}),
+]
+TYPICAL_CALLS = [ToolCall("get_weather", {"city": "Paris", "days": 3}), ToolCall("search_code", {"query": "def parse", "limit": 5})]
+SIZES = {"10KB": 10 * 1024, "100KB": 100 * 1024, "1MB": 1024 * 1024}
+
+
+def typical_response(family: str) -> str:
+    """Short prose around one family's rendering of two calls."""
+    return f"Let me check both for you.\n{get_family(family).render(TYPICAL_CALLS)}\nOne moment."
+
+
+@pytest.mark.parametrize("family", family_names())
+def test_bench_typical_response(benchmark, family: str) -> None:
+    parser = get_parser("auto", TOOLS, allow_bash=True)
+    text = typical_response(family)
+    parsed = benchmark(parser.parse, text)
+    assert [c.name for c in parsed.tool_calls] == ["get_weather", "search_code"]
+
+
+def _corpus_texts() -> list[str]:
+    with CORPUS.open(encoding="utf-8") as handle:
+        return [json.loads(line)["raw"] for line in handle]
+
+
+def test_bench_corpus_all_records(benchmark) -> None:
+    """One round parses every annotated record once; per-parse time = round time / records."""
+    parser = get_parser("auto")
+    texts = _corpus_texts()
+
+    def parse_all() -> int:
+        return sum(len(parser.parse(text).tool_calls) for text in texts)
+
+    found = benchmark(parse_all)
+    benchmark.extra_info["records"] = len(texts)
+    assert found > 0
+
+
+@pytest.mark.parametrize("index", range(len(_corpus_texts())))
+def test_bench_corpus_record(benchmark, index: int) -> None:
+    """Each record alone: the median over these medians is the corpus per-parse figure."""
+    parser = get_parser("auto")
+    text = _corpus_texts()[index]
+    benchmark(parser.parse, text)
+
+
+def _hostile(kind: str, size: int) -> str:
+    unit = {
+        "unclosed_tool_call": "<tool_call>",
+        "unclosed_qwen": "<tool_call><function=f><parameter=a>",
+        "unclosed_pythonic": "[f(",
+        "unclosed_mistral": "[TOOL_CALLS]",
+        "unclosed_gemma": "<start_function_call>call:f{a:",
+        "braces": "{",
+        "brackets": "[",
+    }[kind]
+    return unit * (size // len(unit))
+
+
+HOSTILE_KINDS = ["unclosed_tool_call", "unclosed_qwen", "unclosed_pythonic", "unclosed_mistral", "unclosed_gemma", "braces", "brackets"]
+
+
+@pytest.mark.parametrize("size", list(SIZES), ids=str)
+@pytest.mark.parametrize("kind", HOSTILE_KINDS)
+def test_bench_hostile(benchmark, kind: str, size: str) -> None:
+    parser = get_parser("auto", [Tool("f")], allow_bash=True)
+    text = _hostile(kind, SIZES[size])
+    rounds = 3 if size == "1MB" else 10
+    parsed = benchmark.pedantic(parser.parse, args=(text,), rounds=rounds, iterations=1, warmup_rounds=1)
+    assert not [d for d in parsed.diagnostics if "parser error" in d.reason]
+
+
+@pytest.mark.parametrize("size", list(SIZES), ids=str)
+def test_bench_json_loads_reference(benchmark, size: str) -> None:
+    """Valid JSON of the same size through the C decoder: the floor for the hostile cases."""
+    count = SIZES[size] // 16
+    payload = json.dumps({"items": [{"k": "abcdef"} for _ in range(count)]})
+    rounds = 3 if size == "1MB" else 10
+    value = benchmark.pedantic(json.loads, args=(payload,), rounds=rounds, iterations=1, warmup_rounds=1)
+    assert len(value["items"]) == count
+
+
+def _stream_text() -> str:
+    prose = "Here is what I found while reading the repository. " * 20
+    return prose + "\n" + get_family("hermes").render(TYPICAL_CALLS) + "\n" + prose
+
+
+def test_bench_streaming_total(benchmark) -> None:
+    """Token-sized chunks (4 characters) through StreamParser, feed to close."""
+    text = _stream_text()
+    chunks = [text[i : i + 4] for i in range(0, len(text), 4)]
+
+    def stream() -> int:
+        parser = StreamParser(tools=TOOLS)
+        ready = 0
+        for chunk in chunks:
+            ready += sum(isinstance(event, CallReady) for event in parser.feed(chunk))
+        ready += sum(isinstance(event, CallReady) for event in parser.close())
+        return ready
+
+    assert benchmark(stream) == 2
+
+
+def test_bench_streaming_one_shot_reference(benchmark) -> None:
+    """The same text parsed at once (the streaming target is ≤ 2× this)."""
+    text = _stream_text()
+    parser = get_parser("auto", TOOLS)
+    assert len(benchmark(parser.parse, text).tool_calls) == 2

@@ -1,0 +1,344 @@
+"""Properties every registered call family must have (new families are covered automatically).
+
+(a) ``parse(render(calls))`` gives back the calls; (b) no input crashes a
+parser; (c) hostile inputs (thousands of unclosed openers, deep nesting,
+megabytes of braces) cost time linear in their size.
+
+Where a family's *wire syntax* cannot carry some JSON value, the round-trip
+strategy is narrowed for that family only, and :data:`WIRE_LIMITS` says why.
+Those are limits of the format models are trained on, not of the parser.
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import re
+import statistics
+import time
+import unicodedata
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from utp.parsers import family_names, get_family, parse_response
+from utp.parsers.base import ParseContext
+from utp.types import ParsedResponse, Tool, ToolCall
+
+FAMILIES = family_names()
+#: examples per family for the round trip; raise it for a deeper one-off run (300 passes)
+ROUND_TRIP_EXAMPLES = int(os.environ.get("UTP_ROUND_TRIP_EXAMPLES", "30"))
+
+#: Reasoning tags are cut out of content before any family runs, for every
+#: family: a string argument containing one cannot survive the composite.
+REASONING_MARKERS = ("<think", "</think")
+
+
+def _forbid(*needles: str) -> Callable[[str], bool]:
+    return lambda s: not any(n in s for n in needles)
+
+
+def _identifier_keys(key: str) -> bool:
+    # Python NFKC-normalises identifiers ("º" reads as "o"), so only normal-form names survive
+    return key.isidentifier() and not keyword.iskeyword(key) and unicodedata.normalize("NFKC", key) == key
+
+
+#: family -> (why, string predicate (all strings, keys included), top-level key predicate, name predicate)
+WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], Callable[[str], bool]]] = {
+    "qwen3_coder": (
+        "values are raw text up to </parameter>; keys are raw text up to '>' on one line; "
+        "</tool_call> is a special token in Qwen tokenizers",
+        _forbid("</parameter>", "<parameter=", "</function>", "</tool_call>"),
+        lambda k: k == k.strip() and k != "" and not set(k) & set("<>\n"),
+        lambda n: True,
+    ),
+    "anthropic_xml": (
+        "values are raw text up to </parameter>; keys sit in a quoted attribute",
+        _forbid("</parameter>", "</invoke>"),
+        lambda k: 0 < len(k) <= 256 and not set(k) & set("\"'<>\n"),
+        lambda n: True,
+    ),
+    "glm": (
+        "values are raw text up to </arg_value>; keys are trimmed raw text up to </arg_key>",
+        _forbid("</arg_value>", "</arg_key>"),
+        lambda k: k == k.strip(),
+        lambda n: True,
+    ),
+    "functiongemma": (
+        "strings are delimited by the <escape> token, which therefore cannot occur inside one",
+        _forbid("<escape>"),
+        lambda k: True,
+        lambda n: True,
+    ),
+    "pythonic": (
+        "argument names are Python keyword arguments (NFKC identifiers); function names cannot be Python keywords",
+        lambda s: True,
+        _identifier_keys,
+        lambda n: not keyword.iskeyword(n),
+    ),
+    "llama": (
+        "the message body ends at the <|eom_id|>/<|eot_id|> special tokens, which a model cannot emit inside a string",
+        _forbid("<|eom_id|>", "<|eot_id|>"),
+        lambda k: True,
+        lambda n: True,
+    ),
+    "hermes": (
+        "</tool_call> is a special token in Hermes/Qwen tokenizers: emitting it ends the call even mid-string",
+        _forbid("</tool_call>"),
+        lambda k: True,
+        lambda n: True,
+    ),
+    "kimi_k2": (
+        "<|tool_call_end|> and the section tokens are special tokens: emitting one ends the call even mid-string",
+        _forbid("<|tool_call_end|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>"),
+        lambda k: True,
+        lambda n: True,
+    ),
+    "deepseek": (
+        "the tool-call end tokens (either spelling) are special tokens: emitting one ends the call even mid-string",
+        _forbid("<|tool_call_end|>", "<|tool_calls_end|>", "<\uff5ctool\u2581call\u2581end\uff5c>", "<\uff5ctool\u2581calls\u2581end\uff5c>"),
+        lambda k: True,
+        lambda n: True,
+    ),
+    "bash": (
+        "the fence ends at ```; option names are written --key (no '=', no leading '-', not empty)",
+        _forbid("```"),
+        lambda k: k != "" and not k.startswith("-") and "=" not in k,
+        lambda n: True,
+    ),
+}
+
+_NO_LIMITS = ("no wire limits", lambda s: True, lambda k: True, lambda n: True)
+
+#: every family's markup, mixed into generated strings: a call's text must survive carrying any of it
+MARKUP = sorted({t for name in FAMILIES for t in get_family(name).triggers} | {
+    "</tool_call>", "</function>", "</parameter>", "</invoke>", "</arg_value>", "<|call|>", "<|end|>",
+    "<end_function_call>", "<tool_call|>", "<|tool_call_end|>", "</function_calls>", "[TOOL_CALLS]", "```", "]", ")", "}",
+})
+
+NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,30}", fullmatch=True)
+
+
+def json_values(text: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
+    scalars = st.none() | st.booleans() | st.integers(-(10**12), 10**12) | st.floats(allow_nan=False, allow_infinity=False) | text
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+        max_leaves=8,
+    )
+
+
+def _strings_ok(value: Any, ok: Callable[[str], bool]) -> bool:
+    if isinstance(value, str):
+        return ok(value)
+    if isinstance(value, list):
+        return all(_strings_ok(v, ok) for v in value)
+    if isinstance(value, dict):
+        return all(ok(k) and _strings_ok(v, ok) for k, v in value.items())
+    return True
+
+
+@st.composite
+def calls_for(draw: st.DrawFn, family: str) -> list[ToolCall]:
+    _, string_ok, key_ok, name_ok = WIRE_LIMITS.get(family, _NO_LIMITS)
+    pieces = st.text(max_size=8) | st.sampled_from(MARKUP)
+    text = st.lists(pieces, max_size=3).map("".join).filter(lambda s: string_ok(s) and _forbid(*REASONING_MARKERS)(s))
+    names = draw(st.lists(NAMES.filter(name_ok), min_size=1, max_size=3, unique=True))
+    calls = []
+    for name in names:
+        arguments = draw(st.dictionaries(text.filter(key_ok), json_values(text), max_size=4))
+        calls.append(ToolCall(name, arguments))
+    return calls
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def tools_typing(calls: list[ToolCall]) -> list[Tool]:
+    """One tool per call whose schema types each argument, so raw-text formats convert exactly."""
+    return [
+        Tool(
+            call.name,
+            parameters={"type": "object", "properties": {k: {"type": _json_type(v)} for k, v in call.arguments.items()}},
+        )
+        for call in calls
+    ]
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Equality that also tells 1 from 1.0 from True (round-trips must keep JSON types)."""
+    if type(a) is not type(b) and not (isinstance(a, float) and isinstance(b, float)):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _no_parser_errors(parsed: ParsedResponse) -> None:
+    crashes = [d.reason for d in parsed.diagnostics if "parser error" in d.reason]
+    assert not crashes, crashes
+
+
+# --- (a) round trip ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_render_then_parse_gives_back_the_calls(family: str) -> None:
+    @settings(max_examples=ROUND_TRIP_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(calls_for(family))
+    def round_trip(calls: list[ToolCall]) -> None:
+        text = get_family(family).render(calls)
+        parsed = parse_response(text, tools=tools_typing(calls), format=family)
+        _no_parser_errors(parsed)
+        assert [c.name for c in parsed.tool_calls] == [c.name for c in calls], text
+        for got, want in zip(parsed.tool_calls, calls):
+            assert same_json(got.arguments, want.arguments), (text, got.arguments, want.arguments)
+            assert got.format == family
+
+    round_trip()
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_auto_mode_reads_every_family_render(family: str) -> None:
+    """What a family renders is also read in auto mode (bash: when allowed), whoever claims it."""
+    calls = [ToolCall("get_weather", {"city": "Paris", "days": 3}), ToolCall("ping", {})]
+    text = get_family(family).render(calls)
+    parsed = parse_response(text, tools=tools_typing(calls), allow_bash=True)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [(c.name, c.arguments) for c in calls], text
+    assert parsed.content == ""
+
+
+# --- (b) nothing crashes ----------------------------------------------------------------
+
+ALL_TRIGGERS = sorted({t for name in FAMILIES for t in get_family(name).triggers})
+FRAGMENTS = ALL_TRIGGERS + [t[: len(t) // 2] for t in ALL_TRIGGERS] + [
+    "{", "}", "[", "]", "(", ")", '"', "'", ":", ",", "=", ">", "<", "\n", " ", "\\",
+    "f", "name", "arguments", "</tool_call>", "</function>", "</parameter>", "<|call|>", "<|message|>",
+    "<escape>", "```", "<think>", "</think>", "true", "null", "1e999", "-0", "call:", "to=functions.f",
+]
+MIXED_TEXT = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=6), max_size=40).map("".join)
+FUZZ_TOOLS = [Tool("f", parameters={"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}})]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(MIXED_TEXT)
+def test_no_text_crashes_any_family(text: str) -> None:
+    ctx = ParseContext(FUZZ_TOOLS, {"allow_bash": True})
+    for name in FAMILIES:
+        family = get_family(name)
+        for trigger in family.triggers:
+            at = text.find(trigger)
+            while at != -1:
+                found = family.extract(text, at, trigger, ctx)
+                if found is not None:
+                    assert at < found.end <= len(text), (name, trigger, at, found.end)
+                at = text.find(trigger, at + 1)
+    for tools in (None, FUZZ_TOOLS):
+        parsed = parse_response(text, tools=tools, allow_bash=True)
+        _no_parser_errors(parsed)
+        assert isinstance(parsed.content, str)
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20) | st.sampled_from(FRAGMENTS),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["content", "tool_calls", "message", "function", "name", "arguments", "role", "thinking", "choices", "delta", "x"]) | st.text(max_size=8), inner, max_size=5),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(JSONISH)
+def test_no_response_object_crashes_the_parser(response: Any) -> None:
+    for tools in (None, FUZZ_TOOLS):
+        parsed = parse_response(response, tools=tools, allow_bash=True)
+        _no_parser_errors(parsed)
+
+
+# --- (c) linear time ------------------------------------------------------------------
+
+#: base size of hostile inputs; the test compares SIZE with 4 * SIZE
+SIZE = 16_000
+#: a linear parser grows ~4x from n to 4n, a quadratic one ~16x; this bound sits between with slack for noise
+MAX_RATIO = 12.0
+HOSTILE_TOOLS = [Tool("f", parameters={"type": "object", "properties": {"a": {"type": "string"}}})]
+
+
+def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
+    cases: list[tuple[str, str, Callable[[int], str]]] = []
+    for name in FAMILIES:
+        for trigger in get_family(name).triggers:
+            cases.append((name, f"{trigger!r}*n", lambda n, t=trigger: t * (n // len(t))))
+            unit = trigger + 'f{"a":['
+            cases.append((name, f"({trigger!r}+'f{{\"a\":[')*n", lambda n, u=unit: u * (n // len(u))))
+    shared = {
+        "{*n": lambda n: "{" * n,
+        "[*n": lambda n: "[" * n,
+        "[f(*n": lambda n: "[f(" * (n // 3),
+        "<function=f>*n": lambda n: "<function=f>" * (n // 12),
+        "nested [..]": lambda n: "[" * (n // 2) + "]" * (n // 2),
+        'nested {"a":..}': lambda n: '{"a":' * (n // 5) + "}" * (n // 5),
+        "open quote after trigger": lambda n: '<tool_call>{"name": "f", "arguments": {"a": "' + "x" * n,
+    }
+    for label, build in shared.items():
+        cases.append(("auto", label, build))
+    return cases
+
+
+def _median_time(fn: Callable[[], object], repeats: int = 3) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _growth(fmt: str, build: Callable[[int], str]) -> tuple[float, float]:
+    small, large = build(SIZE), build(4 * SIZE)
+
+    def run(text: str) -> Callable[[], object]:
+        return lambda: parse_response(text, tools=HOSTILE_TOOLS, format=fmt, allow_bash=True)
+
+    run(small)()  # warm caches (compiled scanners, imports)
+    return _median_time(run(small)), _median_time(run(large))
+
+
+@pytest.mark.parametrize(("fmt", "label", "build"), _hostile_builders(), ids=lambda v: v if isinstance(v, str) else "")
+def test_hostile_input_costs_linear_time(fmt: str, label: str, build: Callable[[int], str]) -> None:
+    parsed = parse_response(build(SIZE), tools=HOSTILE_TOOLS, format=fmt, allow_bash=True)
+    _no_parser_errors(parsed)
+    small, large = _growth(fmt, build)
+    if large / max(small, 1e-4) >= MAX_RATIO:  # one re-measure: the machine is shared
+        small, large = _growth(fmt, build)
+    assert large / max(small, 1e-4) < MAX_RATIO, f"{fmt} {label}: {small * 1e3:.2f} ms -> {large * 1e3:.2f} ms for 4x input"
+
+
+def test_a_megabyte_of_braces_is_read_in_linear_time() -> None:
+    quarter, full = "{" * (256 * 1024), "{" * (1024 * 1024)
+    parse_response(quarter)
+    small = _median_time(lambda: parse_response(quarter))
+    large = _median_time(lambda: parse_response(full))
+    assert large / max(small, 1e-4) < MAX_RATIO, f"{small * 1e3:.1f} ms -> {large * 1e3:.1f} ms"
+
+
+def test_reasoning_markers_are_the_only_global_exclusion() -> None:
+    """Guard for the strategy above: the exclusion list stays what the docstring claims."""
+    assert REASONING_MARKERS == ("<think", "</think")
+    assert all(re.fullmatch(r"[a-z0-9_]+", name) for name in WIRE_LIMITS)
+    assert set(WIRE_LIMITS) <= set(FAMILIES)
