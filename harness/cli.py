@@ -10,6 +10,7 @@ tracebacks for the rare bug that deserves one.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import importlib.util
 import json
@@ -170,6 +171,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     suites = load_suites(selectors or None, root=Path(args.scenarios_root) if args.scenarios_root else SCENARIOS_ROOT)
     if not suites:
         raise UsageError("no scenario suites selected")
+    if args.limit is not None:
+        if args.limit < 1:
+            raise UsageError(f"--limit must be at least 1 (got {args.limit})")
+        suites = [dataclasses.replace(suite, scenarios=suite.scenarios[: args.limit]) for suite in suites]
     config = RunnerConfig(
         models=models,
         formats=formats,
@@ -308,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="runs per scenario and format (default: 1; when replaying what was recorded: as recorded)")
     ev.add_argument("--record", action="store_true", help="talk to the model and (re)write cassettes")
     ev.add_argument("--replay", action="store_true", help="answer from cassettes only; a missing one fails the run")
+    ev.add_argument("--limit", type=int, default=None, help="only the first N scenarios of each suite (a quick look, or a budgeted recording)")
     ev.add_argument("--resume", action="store_true", help="skip runs already in the results (same scenario content)")
     ev.add_argument("--concurrency", type=int, default=1, help="runs in flight at once (default: 1)")
     ev.add_argument("--hardware", help="hardware label for provenance (default: from this machine)")

@@ -207,3 +207,14 @@ def test_replay_of_a_named_model_without_selection_replays_what_was_recorded(tmp
     capsys.readouterr()
     code = main(["eval", "--model", MODEL, "--replay", "--formats", "native", *common, "--results-dir", str(tmp_path / "x")])
     assert code == 1 and "missing_cassette" in capsys.readouterr().err
+
+
+def test_limit_takes_the_first_scenarios_of_each_suite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with ScriptedServer(default_turn=turn_from_callable(scripted_model)) as server:
+        code = main(["eval", "--model", MODEL, "--host", server.url, "--formats", "prompt-json", "--limit", "1", *dirs(tmp_path)])
+    assert code == 0
+    records = read_records(tmp_path / "results")
+    per_suite: dict[str, list[str]] = {}
+    for record in records:
+        per_suite.setdefault(record["suite"], []).append(record["scenario"])
+    assert per_suite and all(len(ids) == 1 for ids in per_suite.values())
