@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -225,6 +226,25 @@ class ParsedResponse:
             "tool_calls": [c.to_dict() for c in self.tool_calls],
             "diagnostics": [d.to_dict() for d in self.diagnostics],
         }
+
+
+def json_type_name(value: Any) -> str:
+    """The JSON Schema type name of a Python value (for messages and schema building)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
 
 
 def canonical_json(value: Any) -> str:

@@ -25,6 +25,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 
+from utp.types import json_type_name
+
 #: at most this many errors are spelled out; the rest are counted
 MAX_REPORTED_ERRORS = 10
 #: a schema message quoting a huge argument is cut to this many characters
@@ -81,7 +83,7 @@ def validate_arguments(
     )
     if not isinstance(arguments, Mapping):
         return ValidationOutcome(
-            arguments={}, errors=[f"arguments must be a JSON object, got {_json_type(arguments)}"]
+            arguments={}, errors=[f"arguments must be a JSON object, got {json_type_name(arguments)}"]
         )
     args: dict[str, Any] = copy.deepcopy(dict(arguments))
     coercions: list[str] = []
@@ -102,7 +104,7 @@ def validate_arguments(
             if _set_at(args, path, new_value):
                 coercions.append(
                     f"{format_path(path)}: {_short(error.instance)} -> {_short(new_value)} "
-                    f"({_json_type(error.instance)} to {target})"
+                    f"({json_type_name(error.instance)} to {target})"
                 )
                 changed = True
         if not changed:
@@ -249,24 +251,6 @@ def _describe_errors(errors: Any) -> list[str]:
             message = message[: MAX_MESSAGE_CHARS - 3] + "..."
         described.setdefault(f"{format_path(list(error.absolute_path))}: {message}", None)
     return list(described)
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
 
 
 def _short(value: Any, limit: int = 60) -> str:

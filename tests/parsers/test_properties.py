@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from utp.parsers import family_names, get_family, parse_response
 from utp.parsers.base import ParseContext
-from utp.types import ParsedResponse, Tool, ToolCall
+from utp.types import ParsedResponse, Tool, ToolCall, json_type_name
 
 FAMILIES = family_names()
 #: examples per family for the round trip; raise it for a deeper one-off run (300 passes)
@@ -154,26 +154,12 @@ def calls_for(draw: st.DrawFn, family: str) -> list[ToolCall]:
     return calls
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
 def tools_typing(calls: list[ToolCall]) -> list[Tool]:
     """One tool per call whose schema types each argument, so raw-text formats convert exactly."""
     return [
         Tool(
             call.name,
-            parameters={"type": "object", "properties": {k: {"type": _json_type(v)} for k, v in call.arguments.items()}},
+            parameters={"type": "object", "properties": {k: {"type": json_type_name(v)} for k, v in call.arguments.items()}},
         )
         for call in calls
     ]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -170,3 +171,33 @@ class HttpClientBase:
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.aclose()
+
+
+@dataclass
+class CollectedStream:
+    """Every chunk of a streamed reply, with the client-side clock readings."""
+
+    chunks: list[dict[str, Any]]
+    wall_s: float
+    ttft_s: float | None
+
+
+async def collect_stream(
+    stream: AsyncIterator[dict[str, Any]],
+    has_output: Callable[[dict[str, Any]], bool],
+    add: Callable[[dict[str, Any]], None],
+) -> CollectedStream:
+    """Drain ``stream``, feeding each chunk to ``add``; time to first output token included.
+
+    Both HTTP backends merge chunks differently but time them the same way,
+    so a throughput report never mixes two definitions of "first token".
+    """
+    started = time.perf_counter()
+    ttft: float | None = None
+    chunks: list[dict[str, Any]] = []
+    async for chunk in stream:
+        if ttft is None and has_output(chunk):
+            ttft = time.perf_counter() - started
+        chunks.append(chunk)
+        add(chunk)
+    return CollectedStream(chunks, time.perf_counter() - started, ttft)

@@ -17,7 +17,7 @@ import httpx
 
 from utp.backends.base import BackendResponse, ChatRequest, Counters, ModelInfo
 from utp.backends.errors import classify_exception, error_message_from_payload, malformed_stream, stream_error
-from utp.backends.http import HttpClientBase, resolve_ollama_host
+from utp.backends.http import HttpClientBase, collect_stream, resolve_ollama_host
 
 #: Ollama final-chunk field -> Counters field.
 OLLAMA_COUNTER_FIELDS: dict[str, str] = {
@@ -159,23 +159,15 @@ class OllamaBackend(HttpClientBase):
         )
 
     async def _chat_streaming(self, request: ChatRequest) -> BackendResponse:
-        started = time.perf_counter()
-        ttft: float | None = None
-        chunks: list[dict[str, Any]] = []
         merger = OllamaChunkMerger()
-        async for chunk in self.stream_chat(request):
-            if ttft is None and chunk_has_output(chunk):
-                ttft = time.perf_counter() - started
-            chunks.append(chunk)
-            merger.add(chunk)
-        wall = time.perf_counter() - started
+        collected = await collect_stream(self.stream_chat(request), chunk_has_output, merger.add)
         raw = merger.merged()
         return BackendResponse(
             raw=raw,
             message=normalised_message(raw),
             done_reason=raw.get("done_reason") or "stop",
-            counters=counters_from_ollama(raw, wall_s=wall, ttft_s=ttft),
-            chunks=chunks,
+            counters=counters_from_ollama(raw, wall_s=collected.wall_s, ttft_s=collected.ttft_s),
+            chunks=collected.chunks,
         )
 
     async def stream_chat(self, request: ChatRequest) -> AsyncIterator[dict[str, Any]]:

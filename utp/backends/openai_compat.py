@@ -21,7 +21,7 @@ import httpx
 
 from utp.backends.base import BackendResponse, ChatRequest, Counters, ModelInfo
 from utp.backends.errors import classify_exception, error_message_from_payload, malformed_stream, stream_error
-from utp.backends.http import HttpClientBase
+from utp.backends.http import HttpClientBase, collect_stream
 
 #: Ollama option name -> OpenAI request field.
 OPTION_FIELDS: dict[str, str] = {
@@ -240,23 +240,15 @@ class OpenAICompatBackend(HttpClientBase):
         )
 
     async def _chat_streaming(self, request: ChatRequest) -> BackendResponse:
-        started = time.perf_counter()
-        ttft: float | None = None
-        chunks: list[dict[str, Any]] = []
         assembler = OpenAIStreamAssembler()
-        async for chunk in self.stream_chat(request):
-            if ttft is None and _delta_has_output(chunk):
-                ttft = time.perf_counter() - started
-            chunks.append(chunk)
-            assembler.add(chunk)
-        wall = time.perf_counter() - started
+        collected = await collect_stream(self.stream_chat(request), _delta_has_output, assembler.add)
         completion = assembler.completion()
         return BackendResponse(
             raw=completion,
             message=message_from_completion(completion),
             done_reason=assembler.finish_reason or "stop",
-            counters=counters_from_usage(assembler.usage, wall_s=wall, ttft_s=ttft),
-            chunks=chunks,
+            counters=counters_from_usage(assembler.usage, wall_s=collected.wall_s, ttft_s=collected.ttft_s),
+            chunks=collected.chunks,
         )
 
     async def stream_chat(self, request: ChatRequest) -> AsyncIterator[dict[str, Any]]:

@@ -11,6 +11,7 @@ or reach an attribute, and nothing is evaluated.
 
 from __future__ import annotations
 
+from utp.types import json_type_name
 import ast
 import json
 import math
@@ -253,26 +254,10 @@ def schema_types(schema: Any) -> list[str]:
                 types.extend(t for t in schema_types(option) if t not in types)
     if not types and "enum" in schema and isinstance(schema["enum"], list):
         for value in schema["enum"]:
-            name = _json_type_name(value)
+            name = json_type_name(value)
             if name not in types:
                 types.append(name)
     return types
-
-
-def _json_type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "string"
 
 
 _MISSING = object()
