@@ -5,7 +5,8 @@ issue, to be checked against the medians these report (nothing here asserts a
 time): median ≤ 15 µs per parse over the corpus; 1 MB hostile input ≤ 100 ms;
 streaming total ≤ 2× one-shot on the same text. ``json.loads`` of a valid
 payload of the same size is benchmarked next to each hostile input as the
-floor a parser written in Python is compared with.
+floor a parser written in Python is compared with. Streaming is measured for
+per-token (4 chars), 16-char and whole-line chunks against the one-shot parse.
 """
 
 from __future__ import annotations
@@ -82,11 +83,19 @@ def _hostile(kind: str, size: int) -> str:
         "unclosed_gemma": "<start_function_call>call:f{a:",
         "braces": "{",
         "brackets": "[",
+        "braces_spaced": "{ ",
+        "json_call_heads": '{"name": ',
+        "json_call_lines": '\n{"name": "f", ',
+        "weak_tag_strings": '<tools>{"a": "',
+        "fence_openers": "```json\n",
     }[kind]
     return unit * (size // len(unit))
 
 
-HOSTILE_KINDS = ["unclosed_tool_call", "unclosed_qwen", "unclosed_pythonic", "unclosed_mistral", "unclosed_gemma", "braces", "brackets"]
+HOSTILE_KINDS = [
+    "unclosed_tool_call", "unclosed_qwen", "unclosed_pythonic", "unclosed_mistral", "unclosed_gemma", "braces", "brackets",
+    "braces_spaced", "json_call_heads", "json_call_lines", "weak_tag_strings", "fence_openers",
+]
 
 
 @pytest.mark.parametrize("size", list(SIZES), ids=str)
@@ -112,6 +121,31 @@ def test_bench_json_loads_reference(benchmark, size: str) -> None:
 def _stream_text() -> str:
     prose = "Here is what I found while reading the repository. " * 20
     return prose + "\n" + get_family("hermes").render(TYPICAL_CALLS) + "\n" + prose
+
+
+def _chunked(text: str, how: str) -> list[str]:
+    if how == "lines":
+        return text.splitlines(keepends=True)
+    size = int(how.split("_")[0])
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+@pytest.mark.parametrize("how", ["4_chars", "16_chars", "lines"])
+def test_bench_streaming_chunkings(benchmark, how: str) -> None:
+    """Realistic chunkings: per token (~4 chars, Ollama/OpenAI deltas), 16 chars, whole lines."""
+    text = _stream_text()
+    chunks = _chunked(text, how)
+
+    def stream() -> int:
+        parser = StreamParser(tools=TOOLS)
+        ready = 0
+        for chunk in chunks:
+            ready += sum(isinstance(event, CallReady) for event in parser.feed(chunk))
+        ready += sum(isinstance(event, CallReady) for event in parser.close())
+        return ready
+
+    benchmark.extra_info["chunks"] = len(chunks)
+    assert benchmark(stream) == 2
 
 
 def test_bench_streaming_total(benchmark) -> None:

@@ -85,12 +85,8 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda k: True,
         lambda n: True,
     ),
-    "hermes": (
-        "</tool_call> is a special token in Hermes/Qwen tokenizers: emitting it ends the call even mid-string",
-        _forbid("</tool_call>"),
-        lambda k: True,
-        lambda n: True,
-    ),
+    # hermes has no wire limit: valid JSON is read whole, so a </tool_call> or <tool_call>
+    # inside a string argument stays the argument's text (see HermesFamily._json_body)
     "kimi_k2": (
         "<|tool_call_end|> and the section tokens are special tokens: emitting one ends the call even mid-string",
         _forbid("<|tool_call_end|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>"),

@@ -76,6 +76,11 @@ class CallFamily(ABC):
     summary: ClassVar[str] = ""
     #: other names configuration may use for this family (e.g. the seeds' "qwen_xml")
     aliases: ClassVar[tuple[str, ...]] = ()
+    #: trigger → regex the text right after that trigger must match (at its start) for
+    #: ``extract`` to return anything there. A necessary condition only (it may accept
+    #: more than the family does): the one-shot scan compiles it into its single
+    #: pattern as a lookahead, so floods of ``{`` or ``[`` never reach Python code.
+    trigger_heads: ClassVar[dict[str, str]] = {}
 
     @abstractmethod
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

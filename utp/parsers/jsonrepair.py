@@ -143,17 +143,28 @@ def decode_json_at(text: str, pos: int, end: int | None = None) -> tuple[Any, in
     it never closes: truncation) and the slice is read leniently.
     """
     limit = len(text) if end is None else end
+    windowed = limit < len(text)
     try:
-        value, stop = _DECODER.raw_decode(text, pos)
+        # Within a window, decode the slice: a failing raw_decode builds a JSONDecodeError
+        # that counts the newlines before the error (O(pos)), which would make decoding at
+        # many positions of one long text quadratic.
+        value, stop = _DECODER.raw_decode(text[pos:limit]) if windowed else _DECODER.raw_decode(text, pos)
+        if windowed:
+            stop += pos
         if stop <= limit:
             return value, stop, []
     except ValueError:
         pass
     except RecursionError:
         raise ValueError(f"JSON nested too deeply at offset {pos}") from None
-    stop = scan_json_value(text[:limit] if end is not None else text, pos)
-    if stop < 0:
-        stop = limit
+    if end is not None and end < len(text):
+        # scan only the allowed window: slicing text[:end] would copy everything before pos
+        # too, which is quadratic when a family decodes at many positions of one text
+        stop = scan_json_value(text[pos:limit], 0)
+        stop = limit if stop < 0 else pos + stop
+    else:
+        stop = scan_json_value(text, pos)
+        stop = limit if stop < 0 else stop
     value, repairs = _loads_repaired(text[pos:stop], allow_trailing=False)
     return value, stop, repairs
 

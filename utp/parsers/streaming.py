@@ -17,6 +17,10 @@ is accepted once at least :data:`LOOKAHEAD` characters follow it (an optional
 closing tag may still be coming) or the stream has ended; the price is that
 a call is announced a few dozen characters after it closes.
 
+A text chunk of prose (no whole trigger in it plus the held-back suffix)
+takes a fast path: it is emitted without joining or scanning the buffer, so
+per-chunk cost is a few Python operations, not a function of the text so far.
+
 Chunks may be text deltas, Ollama ``/api/chat`` NDJSON objects (``message``
 with ``content``, ``thinking``, ``tool_calls``) or OpenAI chat-completion
 chunks (``choices[0].delta``; tool-call fragments assembled by ``index``).
@@ -30,6 +34,7 @@ and does file it under ``thinking``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -92,6 +97,13 @@ class StreamParser:
         self._prefixes = self._scanner.content_prefixes
         self._max_trigger = self._scanner.max_content_trigger
         self._text = ""
+        #: text received on the fast path, not yet joined into ``_text`` (joined when a scan needs it)
+        self._pending: list[str] = []
+        self._length = 0  # len(_text) + len of everything pending
+        self._hold = ""  # text[_hold_pos:], the held-back suffix, when _hold_pos == _pos
+        self._hold_pos = 0
+        #: a chunk with none of these characters cannot start or complete a trigger
+        self._starts = re.compile("[" + "".join(sorted({re.escape(t[0]) for t in self._scanner_triggers()})) + "]")
         self._pos = 0  # text before this is decided
         self._floor = 0  # end of the last consumed span
         self._mode = "content"  # content | think | span
@@ -119,14 +131,57 @@ class StreamParser:
         if self._closed:
             raise RuntimeError("StreamParser.feed() after close()")
         events: list[StreamEvent] = []
+        if type(chunk) is str and self._hold_pos == self._pos:
+            # Fast path (most chunks of prose): in content, with only a short held-back
+            # suffix, and no whole trigger in that suffix plus the chunk: the same
+            # decision the scan would make, without joining the buffer or scanning it.
+            piece = self._hold + chunk
+            if self._pattern.search(piece) is None:
+                held = self._suffix_prefix(piece, 0)
+                self._pending.append(chunk)
+                self._length += len(chunk)
+                self._pos = self._hold_pos = self._length - held
+                self._hold = piece[len(piece) - held :] if held else ""
+                if len(piece) > held:
+                    emit = piece[: len(piece) - held] if held else piece
+                    if self._skip_leading or self._held or emit[-1].isspace():
+                        self._out(emit, events)
+                    else:  # _out's common case, inlined: plain prose, nothing to trim
+                        self._emitted_any = True
+                        self._content_out.append(emit)
+                        events.append(ContentDelta(emit))
+                return events
         if isinstance(chunk, (bytes, bytearray)):
             chunk = bytes(chunk).decode("utf-8", "replace")
         if isinstance(chunk, str):
-            self._text += chunk
+            self._append(chunk)
         elif chunk is not None:
             self._read_chunk(chunk, events)
         self._advance(False, events)
+        self._note_hold()
         return events
+
+    def _note_hold(self) -> None:
+        """After a scan: remember the held-back suffix, so the next chunk may take the fast path."""
+        if self._mode == "content" and not self._pending and self._length - self._pos < self._max_trigger:
+            self._hold = self._text[self._pos :]
+            self._hold_pos = self._pos
+        else:
+            self._hold_pos = -1
+
+    def _scanner_triggers(self) -> list[str]:
+        return list(self._scanner.triggers) + list(self._closer_of)
+
+    def _append(self, piece: str) -> None:
+        self._pending.append(piece)
+        self._length += len(piece)
+
+    def _joined(self) -> str:
+        """All text received, with the fast path's pieces joined in (one copy per slow step)."""
+        if self._pending:
+            self._text = self._text + "".join(self._pending)
+            self._pending.clear()
+        return self._text
 
     def close(self) -> list[StreamEvent]:
         """End of stream: decide everything still held back."""
@@ -144,7 +199,7 @@ class StreamParser:
 
     def result(self) -> ParsedResponse:
         """The whole response parsed at once (what :func:`parse_response` gives for it)."""
-        message: dict[str, Any] = {"role": "assistant", "content": self._text}
+        message: dict[str, Any] = {"role": "assistant", "content": self._joined()}
         if self._thinking_field:
             message["thinking"] = "".join(self._thinking_field)
         natives = list(self._native_items) + [self._openai_item(c) for _, c in sorted(self._openai_calls.items())]
@@ -158,7 +213,7 @@ class StreamParser:
     @property
     def text(self) -> str:
         """All content text received so far (raw, before any parsing)."""
-        return self._text
+        return self._joined()
 
     # ------------------------------------------------------------ chunk shapes
 
@@ -182,7 +237,7 @@ class StreamParser:
     def _read_message(self, message: Any, events: list[StreamEvent], openai: bool) -> None:
         content = get_field(message, "content")
         if isinstance(content, str):
-            self._text += content
+            self._append(content)
         thinking = get_field(message, "thinking") or get_field(message, "reasoning_content") or get_field(message, "reasoning")
         if isinstance(thinking, str) and thinking:
             self._thinking_field.append(thinking)
@@ -232,7 +287,7 @@ class StreamParser:
     # ------------------------------------------------------------ the scan
 
     def _advance(self, final: bool, events: list[StreamEvent]) -> None:
-        text = self._text
+        text = self._joined()
         while True:
             if self._mode == "think":
                 if not self._step_think(text, final, events):
@@ -324,10 +379,21 @@ class StreamParser:
         return True
 
     def _held_suffix(self, text: str) -> int:
-        """Length of the longest buffer suffix that could begin a trigger."""
-        for k in range(min(self._max_trigger - 1, len(text) - self._pos), 0, -1):
-            if text[len(text) - k :] in self._prefixes:
-                return k
+        """Length of the longest buffer suffix that could begin a trigger.
+
+        Only suffixes starting with a trigger's first character can, so only
+        those are looked up (earliest first: the longest).
+        """
+        return self._suffix_prefix(text, self._pos)
+
+    def _suffix_prefix(self, text: str, floor: int) -> int:
+        """Length of the longest suffix of ``text[floor:]`` that is a proper trigger prefix."""
+        tail = max(floor, len(text) - self._max_trigger + 1)
+        if self._starts.search(text, tail) is None:
+            return 0  # the usual case: no trigger character near the end
+        for start in self._starts.finditer(text, tail):
+            if text[start.start() :] in self._prefixes:
+                return len(text) - start.start()
         return 0
 
     # ------------------------------------------------------------ output

@@ -32,6 +32,8 @@ class FencedFamily(CallFamily):
     name = "fenced"
     triggers = (FENCE,)
     priority = 20
+    #: an info string on the fence's line, then a body opening with ``{`` or ``[`` (scan lookahead)
+    trigger_heads = {FENCE: r"[^\n]{0,60}\n\s*[{\[]"}
     aliases = ("markdown", "fenced_json", "code_block")
     summary = "```json fenced call JSON (also ```tool_call / ```tool_code labels)"
 
@@ -46,12 +48,14 @@ class FencedFamily(CallFamily):
         first = skip_ws(body, 0)
         if first >= len(body) or body[first] not in "{[":
             return None
-        if label not in CALL_LABELS and not (_starts_content(text, pos) or not text[end:].strip()):
+        if label not in CALL_LABELS and not (_starts_content(text, pos) or not text[end:].strip() or _between_sentences(text, pos, end)):
             return None
         try:
             value, repairs = loads_lenient(body)
         except ValueError:
             return None
+        if value == [] and not repairs and (_starts_content(text, pos) or not text[end:].strip()):
+            return Extraction(end)  # "no calls" written as an empty fenced list: markup, not prose
         found = calls_from_value(value, self.name, body.strip(), repairs, require_arguments=label not in CALL_LABELS)
         if found is None or (not found[0] and not found[1]):
             return None
@@ -92,6 +96,19 @@ def _closing_fence(text: str, body_start: int) -> int:
         return body_start
     at = find_forward(text, "\n" + FENCE, body_start)
     return at + 1 if at >= 0 else -1
+
+
+def _between_sentences(text: str, pos: int, end: int) -> bool:
+    """A fence on its own lines after finished prose ("Sure.") is the reply's call.
+
+    Prose ending in ``:`` introduces what follows ("The API takes:",
+    "Example output:"), so such a fence is a sample being shown, not used.
+    """
+    if pos > 0 and text[pos - 1] != "\n":
+        return False
+    if end < len(text) and text[end] not in "\r\n":
+        return False
+    return not text[max(0, pos - 240) : pos].rstrip().endswith(":")
 
 
 def _starts_content(text: str, pos: int) -> bool:

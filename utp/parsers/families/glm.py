@@ -36,6 +36,8 @@ class GlmFamily(CallFamily):
     triggers = (OPEN,)
     #: between qwen3_coder and hermes on the shared <tool_call>
     priority = 65
+    #: the bare name's first character (scan lookahead)
+    trigger_heads = {OPEN: r"[ \t]*[^\s<>{}\[\]\"']"}
     aliases = ("glm4", "glm45", "glm47", "glm4_moe")
     summary = "GLM-4.5+: <tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>"
 

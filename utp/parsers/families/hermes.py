@@ -29,6 +29,8 @@ from utp.parsers.jsonrepair import decode_json_at, loads_lenient
 from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
+_DECODER = json.JSONDecoder()
+
 #: tags whose body is certainly meant as a call: unreadable JSON there is reported
 _STRONG = ("tool_call", "function_call", "tool_use", "functioncall")
 #: tags models also use for other things (prompt echo, answers): unreadable means "not a call"
@@ -37,6 +39,8 @@ _TAGS = _STRONG + _WEAK
 _NAME_LINE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,120})\s*\n\s*(?=[{\[])")
 _CHILD_NAME = re.compile(r"\s*<(name|tool_name|function)>\s*([^<]{1,200}?)\s*</\1>", re.S)
 _CHILD_ARGS = re.compile(r"\s*<(arguments|parameters|args|input)>", re.S)
+#: every call-name key (callshape.NAME_KEYS, compared lower-cased) contains one of these
+_NAME_KEY_TEXT = re.compile(r"(?i)name|tool|function")
 _OPEN_ELEMENT = re.compile(r"<([A-Za-z_][\w.\-]{0,100})>")
 
 
@@ -45,6 +49,8 @@ class HermesFamily(CallFamily):
     name = "hermes"
     triggers = tuple(f"<{tag}>" for tag in _TAGS)
     priority = 50
+    #: a body can only be JSON, child elements or a name line (scan lookahead per tag)
+    trigger_heads = {trigger: r"\s*(?:[{\[A-Za-z_]|<(?:name|tool_name|function)>)" for trigger in triggers}
     aliases = ("qwen_xml", "xml", "qwen", "qwen2.5", "nous", "tool_call_xml")
     summary = '<tool_call>{"name": ..., "arguments": {...}}</tool_call> (also <tools>, <function_call>, <tool_use>)'
 
@@ -57,7 +63,7 @@ class HermesFamily(CallFamily):
         cursor = _skip_ws(text, body_start, limit)
         strong = tag in _STRONG
         if cursor < limit and text[cursor] in "{[":
-            return self._json_body(text, pos, cursor, limit, close, closer, strong)
+            return self._json_body(text, pos, cursor, limit, close, closer, strong, trigger)
         if cursor < limit and text[cursor] == "<":
             return self._element_body(text, pos, cursor, limit, close, closer, strong)
         line = _NAME_LINE.match(text, body_start, limit)
@@ -67,7 +73,24 @@ class HermesFamily(CallFamily):
 
     # -- bodies
 
-    def _json_body(self, text: str, pos: int, cursor: int, limit: int, close: int, closer: str, strong: bool) -> Extraction | None:
+    def _json_body(self, text: str, pos: int, cursor: int, limit: int, close: int, closer: str, strong: bool, opener: str) -> Extraction | None:
+        bound = _reopen_bound(text, opener, cursor)
+        whole, still_open = _valid_json_before(text, cursor, bound, close)
+        if whole is not None:
+            value, jend = whole
+            if jend > close:  # the first closer was inside a string: find the real one
+                close = find_forward(text, closer, jend)
+            return self._json_calls(text, cursor, value, jend, [], close, closer)
+        if still_open:
+            # valid so far, the closer inside an unfinished string: the call runs to the end
+            # of the text (truncated output; a stream waits for the rest)
+            limit, close = len(text), -1
+        else:
+            # JSON that needs repairs is read only up to where the tag opens again
+            reopened = find_forward(text, opener, cursor)
+            limit = min(limit, bound if reopened < 0 else reopened)
+            if not strong and _NAME_KEY_TEXT.search(text, cursor, limit) is None:
+                return None  # a weak tag without a name key is not a call: skip the lenient reader
         try:
             value, jend, repairs = decode_json_at(text, cursor, limit)
         except ValueError as exc:
@@ -75,6 +98,9 @@ class HermesFamily(CallFamily):
                 return None
             end = close + len(closer) if close >= 0 else len(text)
             return Extraction(end, [], [unparseable(self.name, f"unreadable JSON in {closer[2:-1]}: {exc}", text[pos:end], pos)])
+        return self._json_calls(text, cursor, value, jend, repairs, close, closer)
+
+    def _json_calls(self, text: str, cursor: int, value: Any, jend: int, repairs: list[str], close: int, closer: str) -> Extraction | None:
         raw = text[cursor:jend]
         found = calls_from_value(value, self.name, raw, repairs)
         if found is None:
@@ -156,6 +182,53 @@ class HermesFamily(CallFamily):
             "<tool_call>\n" + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False) + "\n</tool_call>"
             for c in calls
         )
+
+
+#: a block's JSON may hold its own opening tag in strings this many times
+_MAX_REOPENS = 8
+
+
+def _reopen_bound(text: str, opener: str, cursor: int) -> int:
+    """Where this block's JSON must end: before the opener's ``_MAX_REOPENS``-th next occurrence.
+
+    Valid JSON can carry ``<tool_call>`` and ``</tool_call>`` inside strings
+    (an argument that *talks about* the tag), so neither ends the JSON by
+    itself; but reading from every opener to the end of a text full of
+    openers would be quadratic. Bounding each read by a fixed number of
+    later openers keeps the total linear.
+    """
+    at = cursor
+    for _ in range(_MAX_REOPENS):
+        at = text.find(opener, at)
+        if at < 0:
+            return len(text)
+        at += len(opener)
+    return at - len(opener)
+
+
+def _valid_json_before(text: str, cursor: int, bound: int, close: int) -> tuple[tuple[Any, int] | None, bool]:
+    """Valid JSON at ``cursor`` ending before ``bound``: ``((value, end), False)``.
+
+    ``(None, True)`` when the text is valid JSON up to its end and the first
+    closer sits inside a string that has not ended yet; ``(None, False)`` otherwise.
+
+    In valid JSON a closing tag can only sit inside a string, so a closer
+    before the decoded end is an argument's text, not the end of the call (a
+    model that writes ``"</tool_call>"`` in an argument means the characters).
+    The slice is decoded, not the whole text: a failing decode builds a
+    JSONDecodeError that counts the lines before its position.
+    """
+    window = text[cursor:bound]
+    try:
+        value, end = _DECODER.raw_decode(window)
+    except json.JSONDecodeError as exc:
+        if bound < len(text) or close < 0:
+            return None, False
+        unfinished_string = exc.msg.startswith("Unterminated string") and cursor + exc.pos < close
+        return None, unfinished_string or (exc.pos >= len(window) and bound > close)
+    except (ValueError, RecursionError):
+        return None, False
+    return (value, cursor + end), False
 
 
 def _skip_ws(text: str, pos: int, limit: int) -> int:

@@ -35,6 +35,13 @@ _OBJECT_START = re.compile(r"\{\s*\\?[\"']?([A-Za-z_][\w\-]*)")
 _LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
 _NAME_VALUE = re.compile(r"[\"']?(?:name|tool_name|function_name|tool|function)[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
 _CALL_KEYS = frozenset(NAME_KEYS) | {"arguments", "parameters", "args", "input", "type", "id"}
+#: ``_OBJECT_START`` with a call key, as a lookahead; the cheap character checks come first
+#: because a flood of ``{`` must fail each position in a few regex steps
+_KEY_HEAD = (
+    r"(?=[\s\\\"'A-Za-z_])(?=\s*+\\?+[\"']?+[A-Za-z_])\s*\\?[\"']?(?i:"
+    + "|".join(sorted(_CALL_KEYS, key=len, reverse=True))
+    + r")(?![\w\-])"
+)
 _LOOKBACK = 240
 REASONING_CLOSERS = tuple(closer for _, closer in REASONING_TAGS)
 #: what may still grow into a call-shaped start (streaming: wait for more text)
@@ -48,6 +55,8 @@ class JsonFamily(CallFamily):
     priority = 10
     aliases = ("llama3_json", "xlam", "plain_json", "llama3", "json_object")
     summary = 'bare JSON call(s): {"name": ..., "arguments"|"parameters": {...}} or a list of them'
+    #: what ``_placement`` requires first (a call key opens the object), as scan lookaheads
+    trigger_heads = {"{": _KEY_HEAD, "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD}
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         placement = self._placement(text, pos, ctx)

@@ -105,6 +105,8 @@ class PythonicFamily(CallFamily):
     triggers = ("[", LFM_OPEN, OLMO_OPEN)
     #: below anthropic_xml, which shares <function_calls> and passes on non-<invoke> bodies
     priority = 40
+    #: a bare list must open with ``[name(`` (a superset of ``_BARE_HEAD``, as a scan lookahead)
+    trigger_heads = {"[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.]*+\s*+\("}
     aliases = ("python", "llama3_pythonic", "lfm2", "olmo3")
     summary = "Pythonic: [f(a=1, b='x'), g()] (also <|tool_call_start|>[...]<|tool_call_end|> and <function_calls>f(a=1)</function_calls>)"
 

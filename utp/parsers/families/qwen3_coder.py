@@ -74,6 +74,8 @@ class Qwen3CoderFamily(CallFamily):
     triggers = (OPEN, FUNCTION)
     #: above hermes and glm on the shared <tool_call>; above functionary on <function=
     priority = 70
+    #: wrapped calls open with ``<function=`` (scan lookahead; the bare trigger needs none)
+    trigger_heads = {OPEN: r"\s*<function="}
     aliases = ("qwen_xml", "qwen3_coder_xml", "qwen3-coder")
     summary = "Qwen3-Coder: <tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call>"
 
