@@ -138,11 +138,12 @@ def test_provider_defaults(provider, definition, result):
     assert isinstance(negotiated.result_adapter, result)
 
 
-def test_embedded_default_is_few_shot_hermes():
+def test_embedded_default_is_few_shot_json():
     negotiated = FormatNegotiator().negotiate("embedded", "smollm2-135m")
-    assert negotiated.bundle == PRESETS["fewshot-hermes"]
+    assert negotiated.bundle == PRESETS["fewshot-json"]
     demos = negotiated.demonstrations([WEATHER])
-    assert demos and "<tool_call>" in demos[1]["content"]
+    calls = [m["content"] for m in demos if m["role"] == "assistant" and '"name": "get_weather"' in m["content"]]
+    assert calls, "the demonstrations show no call"
 
 
 def test_native_formats_have_no_demonstrations():

@@ -43,7 +43,9 @@ PROVIDER_DEFAULTS: dict[str, FormatBundle] = {
     "ollama": PRESETS["native"],
     "openai": PRESETS["native-openai"],
     "anthropic": FormatBundle("anthropic", AUTO, "anthropic"),
-    "embedded": PRESETS["fewshot-hermes"],
+    # Few-shot JSON: on SmolLM2-135M it made the most correct first calls of the
+    # prompted formats (hermes demos were copied as <tool_response> blocks).
+    "embedded": PRESETS["fewshot-json"],
     "gemini": PRESETS["native-openai"],  # OpenAI-compatible, as in the SDD's table
 }
 

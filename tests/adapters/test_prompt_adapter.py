@@ -90,18 +90,19 @@ def test_examples_in_the_prompt_parse_back_with_the_family_parser(family):
 def test_demonstrations_parse_back_into_the_demonstrated_calls(family):
     demos = _adapter(family, few_shot=True).demonstrations(TOOLS)
     roles = [m["role"] for m in demos]
-    # two call exchanges (user, assistant call, user results, assistant answer), then restraint
-    assert roles == ["user", "assistant", "user", "assistant"] * 2 + ["user", "assistant"]
-    call_turns = [demos[1], demos[5]]
+    # a greeting answered without a tool, then two call exchanges
+    # (user, assistant call, user results, assistant answer)
+    assert roles == ["user", "assistant"] + ["user", "assistant", "user", "assistant"] * 2
+    call_turns = [demos[3], demos[7]]
     assert _pairs(parse_response(call_turns[0]["content"], tools=TOOLS, format=family)) == [
         ("get_weather", {"city": "Paris"})
     ]
     assert _pairs(parse_response(call_turns[1]["content"], tools=TOOLS, format=family)) == [
         ("read_file", {"path": "README.md", "max_lines": 1})
     ]
-    for answer in (demos[3], demos[7], demos[9]):
+    for answer in (demos[1], demos[5], demos[9]):
         assert parse_response(answer["content"], tools=TOOLS).tool_calls == []
-    assert demos[8]["content"] == "What is the capital of France?"
+    assert demos[0]["content"] == "Hi there!"
 
 
 @pytest.mark.parametrize("family", ALL_FAMILIES)
@@ -110,7 +111,7 @@ def test_every_registered_family_can_be_taught_and_read_back(family):
     prompt = adapter.format_system_prompt("", TOOLS)
     assert get_family(family).render(adapter.example_calls(TOOLS)[:1]) in prompt
     demos = adapter.demonstrations(TOOLS)
-    parsed = parse_response(demos[1]["content"], tools=TOOLS, format=family)
+    parsed = parse_response(demos[3]["content"], tools=TOOLS, format=family)
     assert _pairs(parsed) == [("get_weather", {"city": "Paris"})]
 
 
@@ -149,22 +150,60 @@ def test_demonstrations_only_with_few_shot():
     assert _adapter("hermes", few_shot=False).demonstrations(TOOLS) == []
 
 
-def test_demonstration_requests_come_from_the_description_first_sentence():
+def test_lookup_tools_are_demonstrated_with_a_question_naming_the_value():
     demos = _adapter("hermes", few_shot=True).demonstrations([WEATHER])
-    assert demos[0]["content"] == "Get the current weather for a city (city: Paris)."
+    assert demos[2]["content"] == "What is the weather for Paris?"
+
+
+def test_other_tools_are_requested_with_the_description_and_the_values_in_place():
+    send = Tool(
+        name="send_email",
+        description="Send an email to a recipient. Uses SMTP.",
+        parameters={
+            "type": "object",
+            "properties": {"recipient": {"type": "string", "format": "email"}, "subject": {"type": "string"}},
+            "required": ["recipient", "subject"],
+        },
+    )
+    demos = _adapter("json", few_shot=True).demonstrations([send])
+    assert demos[2]["content"] == "Send an email to alice@example.com (subject: example subject)."
+
+
+def test_value_replaces_no_phrase_across_a_preposition():
+    find = Tool(
+        name="locate_customer",
+        description="Find a customer by email address.",
+        parameters={"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]},
+    )
+    demos = _adapter("json", few_shot=True).demonstrations([find])
+    assert demos[2]["content"] == "Find a customer by email address (email: alice@example.com)."
 
 
 def test_demonstrated_results_use_the_family_result_wrapping():
     demos = _adapter("hermes", few_shot=True).demonstrations([WEATHER])
-    assert demos[2]["role"] == "user"
-    assert demos[2]["content"].startswith("<tool_response>")
+    assert demos[4]["role"] == "user"
+    assert demos[4]["content"].startswith("<tool_response>")
+
+
+def test_demonstrated_result_is_realistic_and_the_answer_quotes_it():
+    demos = _adapter("json", few_shot=True).demonstrations([WEATHER])
+    assert demos[4]["content"] == 'Tool results:\n[get_weather] {"weather": 18}'
+    assert "status" not in demos[4]["content"]
+    assert demos[5]["content"] == "The weather for Paris is 18."
+
+
+def test_demonstrations_open_with_a_greeting_answered_without_a_tool():
+    demos = _adapter("pythonic", few_shot=True).demonstrations([WEATHER])
+    assert [m["content"] for m in demos[:2]] == ["Hi there!", "Hello! How can I help you?"]
+    assert parse_response(demos[1]["content"], tools=[WEATHER]).tool_calls == []
 
 
 def test_restraint_example_avoids_questions_a_tool_could_answer():
     geo = Tool(name="country_facts", description="Look up the capital of a country.")
-    demos = _adapter("hermes", few_shot=True).demonstrations([geo])
-    assert demos[-2]["content"] != "What is the capital of France?"
-    assert demos[-2]["role"] == "user" and demos[-1]["role"] == "assistant"
+    prompt = _adapter("hermes").format_system_prompt("", [geo])
+    assert "What is the capital of France?" not in prompt
+    assert "If no tool fits the request (like \"Say hello in Spanish.\")" in prompt
+    assert "What is the capital of France?" in _adapter("hermes").format_system_prompt("", [WEATHER])
 
 
 def test_prompt_accepts_definitions_in_any_shape():

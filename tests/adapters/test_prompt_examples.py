@@ -6,7 +6,7 @@ import jsonschema
 from hypothesis import given
 from hypothesis import strategies as st
 
-from utp.adapters.examples import example_arguments, example_value
+from utp.adapters.examples import description_example, example_arguments, example_value
 from utp.adapters.listing import python_signature, python_type, tool_listing
 from utp.types import Tool
 
@@ -26,6 +26,18 @@ def test_example_values_follow_the_schema_keywords():
     assert example_value({"anyOf": [{"type": "null"}, {"type": "boolean"}]}, "flag") is True
     assert example_value({"type": "string", "default": "metric"}, "units") == "metric"
     assert example_value({"const": 3}, "x") == 3
+
+
+def test_example_values_prefer_the_example_written_in_the_description():
+    assert example_value({"type": "string", "description": "Airline code and number, e.g. BA117"}, "flight_number") == "BA117"
+    assert example_value({"type": "string", "description": "Ticker symbol (e.g. MSFT)"}, "symbol") == "MSFT"
+    assert example_value({"type": "string", "description": "Code, for example: 'USD'."}, "currency") == "USD"
+    assert example_value({"type": "string", "description": "City name"}, "city") == "Paris"
+    assert description_example("A name such as Bob.") == "Bob"
+    limited = {"type": "string", "description": "e.g. BA117", "pattern": "^[a-z]+$"}
+    assert example_value(limited, "airline") == "example airline"
+    assert description_example("no hint here") is None
+    assert description_example(None) is None
 
 
 def test_example_arguments_fill_required_or_show_one_argument():

@@ -243,6 +243,8 @@ def test_text_results_plain_style_marks_errors():
     assert lines[0] == "Tool results:"
     assert lines[1] == '[get_weather] {"temp_c": 11}'
     assert lines[2] == "[read_file] ERROR (tier_violation): read_file needs the 'walk' tier"
+    # nothing after the list: small models echoed a trailing instruction as their answer
+    assert len(lines) == 3
 
 
 def test_text_results_hermes_style_wraps_each_result_in_tool_response():

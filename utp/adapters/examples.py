@@ -27,6 +27,8 @@ _NAMED_STRINGS: tuple[tuple[str, str], ...] = (
     ("file", "README.md"),
     ("path", "README.md"),
     ("dir", "src"),
+    ("branch", "main"),
+    ("repo", "octocat/hello-world"),
     ("folder", "src"),
     ("query", "project status"),
     ("search", "project status"),
@@ -105,7 +107,41 @@ def _string_value(schema: dict[str, Any], name: str, depth: int) -> str:
     fmt = schema.get("format")
     if isinstance(fmt, str) and fmt in _FORMATTED_STRINGS:
         return _FORMATTED_STRINGS[fmt]
-    return _named_string(name)
+    hint = description_example(schema.get("description"))
+    return hint if hint is not None and _fits(schema, hint) else _named_string(name)
+
+
+def _fits(schema: dict[str, Any], value: str) -> bool:
+    """Whether a string hint keeps the length and pattern limits the schema sets."""
+    low, high, pattern = schema.get("minLength"), schema.get("maxLength"), schema.get("pattern")
+    if isinstance(low, int) and len(value) < low or isinstance(high, int) and len(value) > high:
+        return False
+    if isinstance(pattern, str):
+        try:
+            return re.search(pattern, value) is not None
+        except re.error:
+            return False
+    return True
+
+
+#: "e.g. Paris", "e.g., 'USD'", "for example: MSFT" in a property description
+_EXAMPLE_HINT = re.compile(r"\b(?:e\.g\.|eg\.|for example|such as)[,:]?\s+[\"'`]?([^\"'`,;()\n]+?)[\"'`]?(?=[,;()\n]|\.\s|\.?$)", re.I)
+
+
+def description_example(description: Any) -> str | None:
+    """The example value an author wrote into a description, if any.
+
+    It is the value the tool's author had in mind, so it beats any guess from
+    the property name (and a placeholder like "example flight number" that a
+    small model copies verbatim into its real call).
+    """
+    if not isinstance(description, str):
+        return None
+    match = _EXAMPLE_HINT.search(description)
+    if match is None:
+        return None
+    value = match.group(1).strip().rstrip(".")
+    return value if 0 < len(value) <= 40 else None
 
 
 def _named_string(name: str) -> str:

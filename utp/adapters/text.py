@@ -22,9 +22,6 @@ from utp.types import ParsedResponse, ToolCall, ToolResult
 
 Pairs = Sequence[tuple[ToolCall, ToolResult]]
 
-#: closes the plain style: a bare list of results leaves small models unsure what to do next
-PLAIN_FOLLOW_UP = "Answer the user with these results, or call another tool if you still need one."
-
 
 def _value(result: ToolResult) -> Any:
     return error_line(result) if not result.success else result.result
@@ -37,7 +34,10 @@ def _text(result: ToolResult) -> str:
 def plain_results(pairs: Pairs) -> str:
     lines = ["Tool results:"]
     lines += [f"[{call.name}] {_text(result)}" for call, result in pairs]
-    return "\n".join(lines) + "\n\n" + PLAIN_FOLLOW_UP
+    # No instruction after the list: small models echoed one ("Answer the user
+    # with these results...") as their answer. What to do next is taught by the
+    # system prompt's rules and by the demonstrations.
+    return "\n".join(lines)
 
 
 def hermes_results(pairs: Pairs) -> str:
