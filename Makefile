@@ -17,7 +17,7 @@ REPLAY      ?=
 REPEATS     ?=
 EVAL_ARGS   ?=
 
-.PHONY: test eval bench test-local local-models report tune clean help
+.PHONY: test eval bench test-local local-models record-local report tune clean help
 
 help:
 	@echo "make eval   - evaluate models (no server: replays the recorded cassettes in the repo)"
@@ -60,6 +60,18 @@ eval: $(STAMP)
 		$(if $(RECORD),--record) \
 		$(if $(REPLAY),--replay) \
 		$(EVAL_ARGS)
+
+# Re-record the embedded models' cassettes (what `make eval` replays with no
+# server): every format preset over the core suites and the BFCL sample, the
+# first RECORD_LIMIT scenarios of each suite. Slow: hours for the whole set on
+# 2 cores; --resume makes it safe to stop and continue, or to deepen the limit.
+RECORD_LIMIT ?= 2
+record-local: $(LOCAL_STAMP)
+	for model in local:smollm2-135m local:gemma3-270m; do \
+		$(BIN)/utp eval --model $$model --formats all --suite core --suite bfcl --limit $(RECORD_LIMIT) \
+			--record --resume --options num_predict=128,num_thread=1 --no-reports & \
+	done; wait
+	$(BIN)/utp report
 
 report: $(STAMP)
 	$(BIN)/utp report

@@ -426,3 +426,13 @@ def test_tuned_round_trip_property(tmp_path, models):
     ]
     path = save_tuned(profiles, tmp_path / "prop.toml")
     assert load_tuned(path) == {p.model: p for p in profiles}
+
+
+def test_tuned_profile_keyed_by_eval_spec_matches_the_backends_model_name():
+    from utp.formats import PRESETS
+    from utp.tuned import TunedProfile, find_tuned
+
+    tuned = {"local:smollm2-135m": TunedProfile(model="local:smollm2-135m", bundle=PRESETS["fewshot-json"], preset="fewshot-json")}
+    assert find_tuned(tuned, "smollm2-135m") is tuned["local:smollm2-135m"]
+    assert find_tuned(tuned, "local:smollm2-135m") is tuned["local:smollm2-135m"]
+    assert find_tuned(tuned, "gemma3-270m") is None

@@ -153,8 +153,28 @@ def atomic_write_text(target: Path, text: str) -> None:
         raise
 
 
+#: how `utp eval` qualifies a model spec by backend ("local:smollm2-135m")
+BACKEND_PREFIXES = ("local:", "ollama:", "openai:")
+
+
+def _without_backend(name: str) -> str:
+    for prefix in BACKEND_PREFIXES:
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
 def find_tuned(tuned: Mapping[str, TunedProfile], model: str) -> TunedProfile | None:
-    """The profile for ``model``: exact name, then without its ``:tag``, then as ``:latest``."""
+    """The profile for ``model``: exact name, then without its ``:tag``, then as ``:latest``.
+
+    Profiles written by ``utp tune`` are keyed by the eval's model spec
+    (``local:smollm2-135m``, ``ollama:qwen3``), while a backend reports the bare
+    model name, so a backend prefix on either side is ignored.
+    """
+    by_name = dict(tuned)
+    for key, profile in tuned.items():
+        by_name.setdefault(_without_backend(key), profile)
+    model = _without_backend(model)
     candidates = [model]
     base, _, tag = model.partition(":")
     if tag:
@@ -162,8 +182,8 @@ def find_tuned(tuned: Mapping[str, TunedProfile], model: str) -> TunedProfile | 
     else:
         candidates.append(f"{model}:latest")
     for name in candidates:
-        if name in tuned:
-            return tuned[name]
+        if name in by_name:
+            return by_name[name]
     return None
 
 
