@@ -35,17 +35,17 @@ import argparse
 import importlib.metadata
 import importlib.util
 import json
-import os
 import random
 import re
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from utp.fileio import write_text_atomic
 
 PACKAGE = "bfcl_eval"
 DISTRIBUTION = "bfcl-eval"
@@ -456,23 +456,8 @@ def header_comment(source: DataSource, category: str, command: str) -> str:
     return "".join(f"# {line}\n" for line in lines)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o666 & ~_current_umask())  # mkstemp makes 0600; a suite file is for everyone
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def import_bfcl(
@@ -502,7 +487,7 @@ def import_bfcl(
         for category in categories
     ]
     for path, text in rendered:
-        write_atomic(path, text)
+        write_text_atomic(path, text)
     return [path for path, _ in rendered]
 
 

@@ -22,8 +22,6 @@ import asyncio
 import difflib
 import hashlib
 import json
-import os
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -32,6 +30,7 @@ from typing import Any
 
 import httpx
 
+from utp.fileio import write_text_atomic
 from utp.types import canonical_json
 
 CASSETTE_VERSION = 1
@@ -174,18 +173,6 @@ def _check_exchange(path: Path, index: int, exchange: Any) -> None:
         raise CassetteError(f"{where}.response.headers: not an object")
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def new_header(model: str, *, engine: str | None = None, model_digest: str | None = None, recorded_by: str | None = None,

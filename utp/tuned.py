@@ -26,7 +26,6 @@ interval overlapping the runner-up's means the pick is not settled).
 from __future__ import annotations
 
 import os
-import tempfile
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from typing import Any, NoReturn
 import tomli_w
 
 from utp.config import ConfigError, KeyLines, normalize_call_parser, normalize_family
+from utp.fileio import write_text_atomic
 from utp.formats import PRESETS, FormatBundle, get_preset
 
 #: evidence keys and the type each must have (ints are accepted where floats are expected)
@@ -134,23 +134,10 @@ def save_tuned(
     existing.update({p.model: p for p in items})
     data = {"models": {model: existing[model].to_table() for model in sorted(existing)}}
     text = "# Tuned tool-calling formats, written by `utp tune`. Edit with care.\n\n" + tomli_w.dumps(data)
-    atomic_write_text(target, text)
+    write_text_atomic(target, text)
     return target
 
 
-def atomic_write_text(target: Path, text: str) -> None:
-    """Readers see the old file or the new one, never half of one."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 #: how `utp eval` qualifies a model spec by backend ("local:smollm2-135m")

@@ -9,8 +9,6 @@ again later appends a newer record for the same key; the newest one wins.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -18,6 +16,7 @@ from typing import Any
 
 from harness.records import TornRecordWarning, model_slug
 from harness.scoring import SCORER_VERSION, score_run
+from utp.fileio import write_text_atomic
 
 
 class ReportError(Exception):
@@ -145,23 +144,6 @@ def ensure_scores(
     return out
 
 
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write via a temporary file in the same directory and ``os.replace`` (readers never see half a file)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
 
 
 __all__ = [

