@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from harness import provenance as provenance_mod
-from harness.cassettes import CassetteError, CassetteMismatch, CassetteMissing, CassetteTransport, new_header
+from harness.cassettes import Cassette, CassetteError, CassetteMismatch, CassetteMissing, CassetteTransport, new_header
 from harness.fixtures import build_registry
 from harness.progress import Progress
 from harness.records import RECORD_SCHEMA, RunKey, append_record, completed_keys, is_done, model_slug
@@ -97,6 +97,25 @@ def recorded_models(cassette_dir: str | Path) -> list[str]:
         if isinstance(spec, str) and spec:
             found.append(spec)
     return found
+
+
+def recorded_request_settings(
+    cassette: Cassette, default_options: dict[str, Any], default_stream: bool
+) -> tuple[dict[str, Any], bool]:
+    """The model options and streaming mode a run was recorded with.
+
+    A replay must send byte-identical requests, so it reuses what the
+    recording sent (``--options num_predict=128`` and the like) instead of
+    today's defaults; a cassette without a chat request keeps the defaults.
+    """
+    for exchange in cassette.exchanges:
+        body = (exchange.get("request") or {}).get("body")
+        if isinstance(body, dict) and "messages" in body:
+            options = body.get("options")
+            stream = body.get("stream")
+            return (dict(options) if isinstance(options, dict) else dict(default_options),
+                    stream if isinstance(stream, bool) else default_stream)
+    return dict(default_options), default_stream
 
 
 def cassette_scenario_hash(path: Path) -> str | None:
@@ -440,14 +459,17 @@ class Runner:
         except CassetteError as exc:
             record["error"] = _error("cassette_error", str(exc))
             return self._score(record, scenario)
+        options, stream = self.config.options, self.config.stream
         if isinstance(transport, CassetteTransport):
             record["provenance"]["cassette"] = str(path)
             if transport.mode == "none" and transport.cassette is not None:
                 record["synthetic"] = bool(transport.header.get("synthetic"))
+                options, stream = recorded_request_settings(transport.cassette, options, stream)
+                record["provenance"]["options"] = options
         backend = None
         try:
             backend, model_name = _make_backend(self.config, spec.model, transport)
-            await self._conversation(record, spec, backend, model_name)
+            await self._conversation(record, spec, backend, model_name, options, stream)
         except (CassetteMismatch, CassetteError) as exc:
             message = str(exc)
             if isinstance(exc, CassetteMismatch) and cassette_scenario_hash(path) not in (None, scenario.scenario_hash):
@@ -468,7 +490,9 @@ class Runner:
             _strip_unmeasured(record["turns"])
         return self._score(record, scenario)
 
-    async def _conversation(self, record: dict[str, Any], spec: RunSpec, backend: Any, model_name: str) -> None:
+    async def _conversation(
+        self, record: dict[str, Any], spec: RunSpec, backend: Any, model_name: str, options: dict[str, Any], stream: bool
+    ) -> None:
         from utp.loop import LoopLimits, ToolLoop
 
         scenario = spec.scenario
@@ -478,10 +502,10 @@ class Runner:
             registry,
             preset_format(spec.format),
             model_name,
-            options=self.config.options,
+            options=options,
             limits=LoopLimits(max_rounds=scenario.max_rounds, call_timeout_s=self.config.call_timeout_s),
             system_prompt=scenario.system or "",
-            stream=self.config.stream,
+            stream=stream,
         )
         history: list[dict[str, Any]] = []
         for turn in scenario.turns:

@@ -218,3 +218,19 @@ def test_limit_takes_the_first_scenarios_of_each_suite(tmp_path: Path, capsys: p
     for record in records:
         per_suite.setdefault(record["suite"], []).append(record["scenario"])
     assert per_suite and all(len(ids) == 1 for ids in per_suite.values())
+
+
+def test_replay_sends_the_options_the_recording_used(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Recorded with non-default options and without streaming; replayed with neither named."""
+    with ScriptedServer(default_turn=turn_from_callable(scripted_model)) as server:
+        code = main(["eval", "--model", MODEL, "--host", server.url, "--formats", "prompt-json", "--record",
+                     "--options", "num_predict=99,num_thread=1", "--no-stream", *dirs(tmp_path, "-rec")])
+        sent = server.chat_bodies
+    assert code == 0 and sent and all(b["options"]["num_predict"] == 99 and b["stream"] is False for b in sent)
+    code = main(["eval", "--model", MODEL, "--host", closed_port_url(), "--formats", "prompt-json", "--replay",
+                 *dirs(tmp_path, "-rep")])
+    assert code == 0, capsys.readouterr().out
+    replayed = read_records(tmp_path / "results-rep")
+    assert replayed and all(r["error"] is None for r in replayed)
+    assert all(r["provenance"]["options"]["num_predict"] == 99 for r in replayed)
+    assert scores(tmp_path / "results-rec") == scores(tmp_path / "results-rep")
