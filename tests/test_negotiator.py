@@ -250,3 +250,19 @@ def test_sdd_call_parser_reads_native_and_content_calls():
     assert "native_tool" in names and "xml_tool" in names
     only_native = FormatNegotiator().get_call_parser("openai")
     assert {c.name for c in only_native.parse(response).tool_calls} == {"native_tool"}
+
+
+def test_from_files_reads_configuration_and_tuned_profiles(tmp_path):
+    from utp.tuned import save_tuned
+
+    config = tmp_path / "llmc.toml"
+    config.write_text('[profiles.p]\nprovider = "ollama"\nmodel = "m"\n[profiles.p.tools]\ncall_parser = "hermes"\n')
+    tuned = tmp_path / "tuned.toml"
+    save_tuned({"qwen3:8b": TunedProfile(model="qwen3:8b", bundle=PRESETS["prompt-json"], preset="prompt-json")}, tuned)
+    negotiator = FormatNegotiator.from_files(config=config, tuned=tuned)
+    assert negotiator.negotiate("ollama", "qwen3:8b").source == "tuned"
+    assert negotiator.negotiate("ollama", "m", profile="p").bundle.call_parser == "hermes"
+    # a missing tuned file means "nothing measured yet"; a missing configuration named explicitly is an error
+    assert FormatNegotiator.from_files(tuned=tmp_path / "absent.toml").negotiate("ollama", "x").source == "provider_default"
+    with pytest.raises(ConfigError):
+        FormatNegotiator.from_files(config=tmp_path / "absent.toml")

@@ -17,8 +17,10 @@ at format names again. The SDD's factory methods (``detect_format``,
 from __future__ import annotations
 
 import fnmatch
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from utp.adapters import adapters_for, get_definition_adapter, get_result_adapter
@@ -28,16 +30,20 @@ from utp.config import (
     Profile,
     ToolsSettings,
     UTPConfig,
+    load_config,
     normalize_call_parser,
     parse_tools_table,
 )
 from utp.formats import PRESETS, FormatBundle
 from utp.parsers import AUTO, get_parser
 from utp.protocols import ToolCallParser, ToolDefinitionAdapter, ToolResultAdapter
-from utp.tuned import TunedProfile, find_tuned
+from utp.tuned import TunedProfile, find_tuned, load_tuned
 from utp.types import ToolFormat
 
 SOURCES = ("explicit", "tuned", "model_override", "provider_default")
+
+#: where `utp tune` writes (relative to the working directory); UTP_TUNED_PROFILES overrides
+DEFAULT_TUNED = os.environ.get("UTP_TUNED_PROFILES", "reports/tuned_profiles.toml")
 
 PROVIDER_DEFAULTS: dict[str, FormatBundle] = {
     "ollama": PRESETS["native"],
@@ -151,6 +157,20 @@ class FormatNegotiator:
         self._global_tools = parse_tools_table(config) if isinstance(config, Mapping) else None
         self.tuned = dict(tuned or {})
         self.model_overrides = tuple(model_overrides)
+
+    @classmethod
+    def from_files(
+        cls, config: str | os.PathLike[str] | None = None, tuned: str | os.PathLike[str] | None = DEFAULT_TUNED
+    ) -> "FormatNegotiator":
+        """A negotiator reading ``llmc.toml``-style configuration and ``utp tune``'s profiles.
+
+        The configuration must exist when named (a typo in a path should not
+        silently mean "no configuration"); the tuned file is optional, since a
+        model nobody has evaluated yet simply falls back to the defaults.
+        """
+        loaded = load_config(config) if config is not None else None
+        profiles = load_tuned(tuned) if tuned is not None and Path(tuned).exists() else {}
+        return cls(config=loaded, tuned=profiles)
 
     def negotiate(self, provider: str, model: str, profile: str | Profile | None = None) -> Negotiated:
         provider_key = _provider_key(provider)
