@@ -51,7 +51,7 @@ bench: $(STAMP)
 	$(BIN)/python -m pytest -q -m bench --benchmark-only --benchmark-columns=median,iqr,ops,rounds --benchmark-sort=name -p no:randomly
 
 eval: $(STAMP)
-	$(BIN)/utp eval \
+	@$(BIN)/utp eval \
 		$(if $(MODEL),--model '$(MODEL)') \
 		$(if $(OLLAMA_HOST),--host '$(OLLAMA_HOST)') \
 		$(if $(FORMATS),--formats '$(FORMATS)') \

@@ -1,0 +1,85 @@
+"""The recordings in the repository: real models, replayed to the same scores.
+
+`scenarios/cassettes/` holds runs of real models (the embedded SmolLM2 and
+Gemma 3) recorded with `utp eval --record`; `reports/results/` holds the run
+records written while recording. Replaying every cassette must give exactly
+the recorded scores (wall time and time to first token are not measured in
+replay), and the committed reports must show formats that really differ.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cli import main
+from harness.records import model_slug, read_records
+from harness.runner import recorded_models
+
+ROOT = Path(__file__).resolve().parents[1]
+CASSETTES = ROOT / "scenarios" / "cassettes"
+RESULTS = ROOT / "reports" / "results"
+REAL_MODELS = ("local:smollm2-135m", "local:gemma3-270m")
+CLIENT_CLOCK = ("wall_s", "ttft_s")
+
+
+def recorded_runs(model: str) -> dict[tuple, dict[str, Any]]:
+    """The live scores written while recording (the latest recording of each run)."""
+    runs = {}
+    for record in read_records(RESULTS, latest_only=False, models=[model]):
+        if record.get("mode") == "record":
+            key = (record["format"], record["suite"], record["scenario"], record["repeat"])
+            runs[key] = {k: v for k, v in record["scores"].items() if k not in CLIENT_CLOCK}
+    return runs
+
+
+def test_the_repository_carries_recordings_of_both_real_models():
+    assert set(REAL_MODELS) <= set(recorded_models(CASSETTES))
+    for model in REAL_MODELS:
+        header = json.loads((CASSETTES / model_slug(model) / "provenance.json").read_text())["header"]
+        assert header["synthetic"] is False
+        assert header["model_digest"] and header["engine"]
+        assert recorded_runs(model), f"no recorded run records for {model}"
+
+
+@pytest.mark.parametrize("model", REAL_MODELS)
+def test_replaying_the_cassettes_gives_the_recorded_scores(model: str, tmp_path: Path):
+    code = main(["eval", "--model", model, "--replay", "--results-dir", str(tmp_path / "results"),
+                 "--reports-dir", str(tmp_path / "reports"), "--no-reports", "--concurrency", "4"])
+    assert code == 0
+    replayed = {}
+    for record in read_records(tmp_path / "results"):
+        assert record["mode"] == "replay"
+        key = (record["format"], record["suite"], record["scenario"], record["repeat"])
+        replayed[key] = {k: v for k, v in record["scores"].items() if k not in CLIENT_CLOCK}
+    recorded = recorded_runs(model)
+    assert replayed.keys() == recorded.keys()
+    differing = [key for key in recorded if recorded[key] != replayed[key]]
+    assert not differing, f"{len(differing)} runs score differently in replay, e.g. {differing[:3]}"
+
+
+@pytest.mark.parametrize("model", REAL_MODELS)
+def test_committed_report_shows_formats_that_really_differ(model: str):
+    report = json.loads((ROOT / "reports" / model_slug(model) / "compatibility.json").read_text())
+    rows = report["formats"]
+    assert len(rows) >= 2
+    parse = {row["format"]: row.get("parse_success") for row in rows}
+    task = {row["format"]: row.get("task_success") for row in rows}
+    assert len({v for v in parse.values()}) > 1 or len({v for v in task.values()}) > 1
+
+
+@pytest.mark.parametrize("model", REAL_MODELS)
+def test_committed_report_states_bfcl_accuracy_per_category(model: str):
+    text = (ROOT / "reports" / model_slug(model) / "compatibility.md").read_text()
+    categories = {r["suite"].split("/", 1)[1] for r in read_records(RESULTS, models=[model]) if r["suite"].startswith("bfcl/")}
+    assert categories, "no BFCL runs recorded"
+    for category in categories:
+        assert category in text
+    per_format: dict[str, set[str]] = defaultdict(set)
+    for record in read_records(RESULTS, models=[model]):
+        per_format[record["format"]].add(record["suite"])
+    assert per_format
