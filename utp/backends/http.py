@@ -10,6 +10,7 @@ the response, and everything after the headers is the caller's, unretried.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -20,7 +21,14 @@ from urllib.parse import urlsplit
 import httpx
 
 from utp.backends.base import BackendError
-from utp.backends.errors import classify_exception, classify_status, error_message_from_body, malformed_stream
+from utp.backends.errors import (
+    classify_exception,
+    classify_status,
+    error_message_from_body,
+    error_message_from_payload,
+    malformed_stream,
+    stream_error,
+)
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -201,3 +209,21 @@ async def collect_stream(
         chunks.append(chunk)
         add(chunk)
     return CollectedStream(chunks, time.perf_counter() - started, ttft)
+
+
+def decode_stream_object(text: str, index: int, where: str, unit: str) -> dict[str, Any]:
+    """One streamed JSON object (an NDJSON line or an SSE event's data), or a classified error.
+
+    A server that reports a failure mid-stream does so inside the stream
+    (``{"error": ...}``, HTTP status already sent), so that is checked here too.
+    """
+    try:
+        chunk = json.loads(text)
+    except ValueError:
+        raise malformed_stream(f"{unit} {index} is not JSON: {text[:200]!r}", where=where) from None
+    if not isinstance(chunk, dict):
+        raise malformed_stream(f"{unit} {index} is not a JSON object: {text[:200]!r}", where=where)
+    message = error_message_from_payload(chunk)
+    if message is not None:
+        raise stream_error(message, where=where, chunk_index=index)
+    return chunk

@@ -7,7 +7,6 @@ only what a client alone can know: wall time and time to first token.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ import httpx
 
 from utp.backends.base import BackendResponse, ChatRequest, Counters, ModelInfo
 from utp.backends.errors import classify_exception, error_message_from_payload, malformed_stream, stream_error
-from utp.backends.http import HttpClientBase, collect_stream, resolve_ollama_host
+from utp.backends.http import HttpClientBase, collect_stream, decode_stream_object, resolve_ollama_host
 
 #: Ollama final-chunk field -> Counters field.
 OLLAMA_COUNTER_FIELDS: dict[str, str] = {
@@ -182,7 +181,7 @@ class OllamaBackend(HttpClientBase):
             async for line in response.aiter_lines():
                 if not line.strip():
                     continue
-                chunk = self._decode_line(line, index, where)
+                chunk = decode_stream_object(line, index, where, "stream chunk")
                 index += 1
                 yield chunk
                 if chunk.get("done"):
@@ -196,19 +195,6 @@ class OllamaBackend(HttpClientBase):
             await response.aclose()
         if not done:
             raise malformed_stream(f"stream ended after {index} chunk(s) without a done:true chunk (truncated)", where=where)
-
-    @staticmethod
-    def _decode_line(line: str, index: int, where: str) -> dict[str, Any]:
-        try:
-            chunk = json.loads(line)
-        except ValueError:
-            raise malformed_stream(f"stream chunk {index} is not JSON: {line[:200]!r}", where=where) from None
-        if not isinstance(chunk, dict):
-            raise malformed_stream(f"stream chunk {index} is not a JSON object: {line[:200]!r}", where=where)
-        message = error_message_from_payload(chunk)
-        if message is not None:
-            raise stream_error(message, where=where, chunk_index=index)
-        return chunk
 
     # -- discovery ----------------------------------------------------------------
 

@@ -21,7 +21,7 @@ import httpx
 
 from utp.backends.base import BackendResponse, ChatRequest, Counters, ModelInfo
 from utp.backends.errors import classify_exception, error_message_from_payload, malformed_stream, stream_error
-from utp.backends.http import HttpClientBase, collect_stream
+from utp.backends.http import HttpClientBase, collect_stream, decode_stream_object
 
 #: Ollama option name -> OpenAI request field.
 OPTION_FIELDS: dict[str, str] = {
@@ -292,7 +292,7 @@ class OpenAICompatBackend(HttpClientBase):
                     if data.strip() == "[DONE]":
                         done = True
                         break
-                    chunk = self._decode_event(data, index, where)
+                    chunk = decode_stream_object(data, index, where, "SSE event")
                     index += 1
                     finished = finished or any(c.get("finish_reason") for c in chunk.get("choices") or [])
                     yield chunk
@@ -306,19 +306,6 @@ class OpenAICompatBackend(HttpClientBase):
             await response.aclose()
         if not done and not finished:
             raise malformed_stream(f"stream ended after {index} chunk(s) without finish_reason or [DONE] (truncated)", where=where)
-
-    @staticmethod
-    def _decode_event(data: str, index: int, where: str) -> dict[str, Any]:
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            raise malformed_stream(f"SSE event {index} is not JSON: {data[:200]!r}", where=where) from None
-        if not isinstance(chunk, dict):
-            raise malformed_stream(f"SSE event {index} is not a JSON object: {data[:200]!r}", where=where)
-        message = error_message_from_payload(chunk)
-        if message is not None:
-            raise stream_error(message, where=where, chunk_index=index)
-        return chunk
 
     # -- discovery ----------------------------------------------------------------
 
