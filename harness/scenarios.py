@@ -23,6 +23,7 @@ import jsonschema
 import yaml
 
 from utp.types import Tool, ToolTier, canonical_json
+from utp.validation import format_path as format_argument_path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS_ROOT = PROJECT_ROOT / "scenarios"
@@ -196,13 +197,8 @@ def _index_lines(node: yaml.Node, path: PathKey, index: dict[PathKey, int], key_
 
 
 def format_path(path: Iterable[str | int]) -> str:
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "(top level)"
+    """A field path in a scenario file, as error messages name it."""
+    return format_argument_path(path, empty="(top level)")
 
 
 class _LineIndex:

@@ -18,7 +18,7 @@ import copy
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -231,15 +231,15 @@ def _set_at(container: Any, path: Sequence[Any], value: Any) -> bool:
     return True
 
 
-def format_path(path: Sequence[Any]) -> str:
-    """``['items', 0, 'name']`` → ``items[0].name``; the empty path is ``(arguments)``."""
+def format_path(path: Iterable[Any], empty: str = "(arguments)") -> str:
+    """``['items', 0, 'name']`` → ``items[0].name``; the empty path reads as ``empty``."""
     text = ""
     for part in path:
         if isinstance(part, int):
             text += f"[{part}]"
         else:
             text += f".{part}" if text else str(part)
-    return text or "(arguments)"
+    return text or empty
 
 
 def _describe_errors(errors: Any) -> list[str]:
