@@ -67,11 +67,12 @@ def test_bench_corpus_all_records(benchmark) -> None:
 
 
 @pytest.mark.parametrize("index", range(len(_corpus_texts())))
-def test_bench_corpus_record(benchmark, index: int) -> None:
+def test_bench_corpus_record(benchmark, file_median, index: int) -> None:
     """Each record alone: the median over these medians is the corpus per-parse figure."""
     parser = get_parser("auto")
     text = _corpus_texts()[index]
-    benchmark(parser.parse, text)
+    assert benchmark(parser.parse, text).content is not None
+    file_median(f"corpus:{index}")
 
 
 def _hostile(kind: str, size: int) -> str:
@@ -100,22 +101,24 @@ HOSTILE_KINDS = [
 
 @pytest.mark.parametrize("size", list(SIZES), ids=str)
 @pytest.mark.parametrize("kind", HOSTILE_KINDS)
-def test_bench_hostile(benchmark, kind: str, size: str) -> None:
+def test_bench_hostile(benchmark, file_median, kind: str, size: str) -> None:
     parser = get_parser("auto", [Tool("f")], allow_bash=True)
     text = _hostile(kind, SIZES[size])
     rounds = 3 if size == "1MB" else 10
     parsed = benchmark.pedantic(parser.parse, args=(text,), rounds=rounds, iterations=1, warmup_rounds=1)
     assert not [d for d in parsed.diagnostics if "parser error" in d.reason]
+    file_median(f"hostile:{kind}:{size}")
 
 
 @pytest.mark.parametrize("size", list(SIZES), ids=str)
-def test_bench_json_loads_reference(benchmark, size: str) -> None:
+def test_bench_json_loads_reference(benchmark, file_median, size: str) -> None:
     """Valid JSON of the same size through the C decoder: the floor for the hostile cases."""
     count = SIZES[size] // 16
     payload = json.dumps({"items": [{"k": "abcdef"} for _ in range(count)]})
     rounds = 3 if size == "1MB" else 10
     value = benchmark.pedantic(json.loads, args=(payload,), rounds=rounds, iterations=1, warmup_rounds=1)
     assert len(value["items"]) == count
+    file_median(f"json.loads:{size}")
 
 
 def _stream_text() -> str:
@@ -130,42 +133,36 @@ def _chunked(text: str, how: str) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
+def _consume(parser: StreamParser, chunks: list[str]) -> int:
+    """What an agent does with a stream: look at each event, act on the calls."""
+    ready = 0
+    for chunk in chunks:
+        for event in parser.feed(chunk):
+            if type(event) is CallReady:
+                ready += 1
+    for event in parser.close():
+        if type(event) is CallReady:
+            ready += 1
+    return ready
+
+
 @pytest.mark.parametrize("how", ["4_chars", "16_chars", "lines"])
-def test_bench_streaming_chunkings(benchmark, how: str) -> None:
+def test_bench_streaming_chunkings(benchmark, file_median, how: str) -> None:
     """Realistic chunkings: per token (~4 chars, Ollama/OpenAI deltas), 16 chars, whole lines."""
     text = _stream_text()
     chunks = _chunked(text, how)
 
     def stream() -> int:
-        parser = StreamParser(tools=TOOLS)
-        ready = 0
-        for chunk in chunks:
-            ready += sum(isinstance(event, CallReady) for event in parser.feed(chunk))
-        ready += sum(isinstance(event, CallReady) for event in parser.close())
-        return ready
+        return _consume(StreamParser(tools=TOOLS), chunks)
 
     benchmark.extra_info["chunks"] = len(chunks)
     assert benchmark(stream) == 2
+    file_median(f"stream:{how} ({len(chunks)} chunks)")
 
 
-def test_bench_streaming_total(benchmark) -> None:
-    """Token-sized chunks (4 characters) through StreamParser, feed to close."""
-    text = _stream_text()
-    chunks = [text[i : i + 4] for i in range(0, len(text), 4)]
-
-    def stream() -> int:
-        parser = StreamParser(tools=TOOLS)
-        ready = 0
-        for chunk in chunks:
-            ready += sum(isinstance(event, CallReady) for event in parser.feed(chunk))
-        ready += sum(isinstance(event, CallReady) for event in parser.close())
-        return ready
-
-    assert benchmark(stream) == 2
-
-
-def test_bench_streaming_one_shot_reference(benchmark) -> None:
+def test_bench_streaming_one_shot_reference(benchmark, file_median) -> None:
     """The same text parsed at once (the streaming target is ≤ 2× this)."""
     text = _stream_text()
     parser = get_parser("auto", TOOLS)
     assert len(benchmark(parser.parse, text).tool_calls) == 2
+    file_median("stream:one-shot")

@@ -13,11 +13,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import utp.parsers.streaming as streaming
-from utp.parsers import parse_response
+from utp.parsers import get_family, parse_response
 from utp.parsers.streaming import CallReady, ContentDelta, StreamParser, stream_parse
-from utp.types import Tool
+from utp.parsers.textscan import clear_cache, nth_forward
+from utp.types import Tool, ToolCall
 
 from .conftest import names_args
 
@@ -137,6 +140,48 @@ def test_streaming_fast_path_holds_a_split_trigger() -> None:
     assert [e.call.name for e in events if isinstance(e, CallReady)] == ["get_weather"]
 
 
+def test_a_streamed_call_is_read_a_few_times_not_once_per_chunk() -> None:
+    """Token-sized chunks inside a call: the span is re-read when a closing character arrives
+    and once more after the lookahead, not on every chunk (each read costs the span's length)."""
+    calls = [ToolCall("get_weather", {"city": "Paris", "note": "a fairly long argument value, to span many chunks"})] * 2
+    text = "Checking both.\n" + get_family("hermes").render(calls) + "\nThat is all I need for now, thank you."
+    reads = 0
+    original = streaming.try_extract
+
+    def counting(*args: object, **kw: object) -> object:
+        nonlocal reads
+        reads += 1
+        return original(*args, **kw)
+
+    streaming.try_extract = counting  # type: ignore[assignment]
+    try:
+        events, _ = stream_parse([text[i : i + 4] for i in range(0, len(text), 4)], tools=TOOLS)
+    finally:
+        streaming.try_extract = original  # type: ignore[assignment]
+    assert [e.call.name for e in events if isinstance(e, CallReady)] == ["get_weather", "get_weather"]
+    assert reads <= 8, f"{reads} reads for two calls in {len(text) // 4} chunks"
+
+
+def test_reasoning_streams_without_scanning_the_buffer() -> None:
+    scans = 0
+    original = StreamParser._advance
+
+    def counting(self: StreamParser, final: bool, events: list) -> None:
+        nonlocal scans
+        scans += 1
+        original(self, final, events)
+
+    thought = "first this, then that; maybe [x] or {y}. " * 500
+    StreamParser._advance = counting  # type: ignore[method-assign]
+    try:
+        events, result = stream_parse(["<think>"] + [thought[i : i + 4] for i in range(0, len(thought), 4)] + ["</think>Answer."])
+    finally:
+        StreamParser._advance = original  # type: ignore[method-assign]
+    assert "".join(e.text for e in events if isinstance(e, streaming.ThinkingDelta)) == thought
+    assert result.content == "Answer."
+    assert scans <= 5, f"{scans} buffer scans for {len(thought) // 4} reasoning chunks"
+
+
 def test_stream_text_property_sees_fast_path_chunks() -> None:
     parser = StreamParser()
     parser.feed("hello ")
@@ -172,3 +217,18 @@ def test_repeated_openers_cost_linear_work(unit: str) -> None:
 
     small, large = chars_scanned(unit * 2000 + "</tools>"), chars_scanned(unit * 4000 + "</tools>")
     assert large <= 3 * max(small, 1000), (small, large)
+
+
+@given(st.text(alphabet="ab<>", max_size=60), st.sampled_from(["<a>", "ab", "<"]), st.integers(0, 60), st.integers(1, 9))
+def test_nth_forward_is_the_nth_non_overlapping_find(text: str, needle: str, pos: int, n: int) -> None:
+    clear_cache()
+    expected, at = -1, pos
+    for _ in range(n):
+        at = text.find(needle, at)
+        if at < 0:
+            expected = -1
+            break
+        expected, at = at, at + len(needle)
+    # asked twice, from a later position first, as the composite's left-to-right scan does not
+    nth_forward(text, needle, min(pos + 3, len(text)), n)
+    assert nth_forward(text, needle, pos, n) == expected

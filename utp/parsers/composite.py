@@ -81,6 +81,8 @@ class TriggerScanner:
         self.filtered_pattern = trie_pattern({t: _guard(t, owners.get(t, ())) for t in everything})
         self.filtered_call_pattern = trie_pattern({t: _guard(t, owners[t]) for t in self.triggers})
         self.content_prefixes = frozenset(t[:k] for t in everything for k in range(1, len(t)))
+        #: the first characters of every trigger: a text with none of them cannot hold one, or its start
+        self.trigger_starts = re.compile("[" + "".join(sorted({re.escape(t[0]) for t in everything})) + "]")
         self.max_content_trigger = max(len(t) for t in everything)
         #: every proper prefix of every trigger (the streaming parser holds these back)
         self.prefixes = frozenset(t[:k] for t in self.triggers for k in range(1, len(t)))
@@ -278,13 +280,17 @@ class CompositeParser:
             )
 
     def _parse(self, response: Any) -> ParsedResponse:
-        view = view_response(response)
-        if view.native_calls:
-            native, diagnostics = parse_native_calls(view.native_calls)
-        else:
+        if type(response) is str:  # the common case, without building a view
+            content, thinking, finish = response, "", None
             native, diagnostics = [], []
-        content = view.content
-        thoughts = [view.thinking.strip()] if view.thinking and not view.thinking.isspace() else []
+        else:
+            view = view_response(response)
+            content, thinking, finish = view.content, view.thinking, view.finish_reason
+            if view.native_calls:
+                native, diagnostics = parse_native_calls(view.native_calls)
+            else:
+                native, diagnostics = [], []
+        thoughts = [thinking.strip()] if thinking and not thinking.isspace() else []
         start, prefilled = _prefilled_reasoning(content)
         if prefilled.strip():
             thoughts.append(prefilled.strip())
@@ -304,7 +310,7 @@ class CompositeParser:
         return ParsedResponse(
             content,
             calls,
-            "tool_calls" if calls else (view.finish_reason or "stop"),
+            "tool_calls" if calls else (finish or "stop"),
             response,
             "\n\n".join(thoughts) if thoughts else "",
             diagnostics,

@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from utp.parsers.composite import CompositeParser, in_inline_code, try_extract
+from utp.parsers.composite import Candidate, CompositeParser, in_inline_code, try_extract
 from utp.parsers.native import parse_native_calls
 from utp.response import get_field
 from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, ToolCall
@@ -49,24 +49,28 @@ LOOKAHEAD = 32
 #: an undecided span is retried after growing by 1/RETRY_FRACTION of its length (at least MIN_RETRY)
 RETRY_FRACTION = 8
 MIN_RETRY = 16
+#: every family's call ends on one of these (a closing brace, bracket, parenthesis, tag or fence):
+#: a span is re-read for a call only after one arrives; skipping a read can only delay a
+#: decision, never change it, so a family ending on something else is announced late, not lost
+CLOSING = re.compile("[\\]})>`\uff5c]")
 
 
-@dataclass
+@dataclass(slots=True)
 class ContentDelta:
     text: str
 
 
-@dataclass
+@dataclass(slots=True)
 class ThinkingDelta:
     text: str
 
 
-@dataclass
+@dataclass(slots=True)
 class CallReady:
     call: ToolCall
 
 
-@dataclass
+@dataclass(slots=True)
 class DiagnosticEvent:
     diagnostic: Diagnostic
 
@@ -103,7 +107,7 @@ class StreamParser:
         self._hold = ""  # text[_hold_pos:], the held-back suffix, when _hold_pos == _pos
         self._hold_pos = 0
         #: a chunk with none of these characters cannot start or complete a trigger
-        self._starts = re.compile("[" + "".join(sorted({re.escape(t[0]) for t in self._scanner_triggers()})) + "]")
+        self._starts = self._scanner.trigger_starts
         self._pos = 0  # text before this is decided
         self._floor = 0  # end of the last consumed span
         self._mode = "content"  # content | think | span
@@ -111,12 +115,12 @@ class StreamParser:
         self._span_start = 0
         self._span_trigger = ""
         self._last_try = -1
+        self._found_end = -1  # end of the call found in the span, waiting for its lookahead
+        self._closing_seen = False  # a closing character arrived since the span was last read
         self._held = ""  # trailing whitespace of the current piece, dropped if a span follows
         self._skip_leading = False  # after a span: the next piece's leading whitespace goes
         self._emitted_any = False
-        self._content_out: list[str] = []
         self._thinking_field: list[str] = []
-        self._thinking_out: list[str] = []
         self._native_items: list[Any] = []
         self._openai_calls: dict[int, _OpenAICall] = {}
         self._calls: list[ToolCall] = []
@@ -130,27 +134,16 @@ class StreamParser:
         """Take one chunk (text, Ollama NDJSON object or OpenAI chunk); return what it settles."""
         if self._closed:
             raise RuntimeError("StreamParser.feed() after close()")
+        if type(chunk) is str:
+            if self._hold_pos == self._pos:
+                fast = self._feed_prose(chunk)
+                if fast is not None:
+                    return fast
+            elif self._mode == "span" and not self._pending_due(chunk):
+                return []  # the span is not due for another look: nothing can be decided yet
+            elif self._mode == "think" and self._pos == self._length and self._think_closer[0] not in chunk:
+                return self._feed_thinking(chunk)
         events: list[StreamEvent] = []
-        if type(chunk) is str and self._hold_pos == self._pos:
-            # Fast path (most chunks of prose): in content, with only a short held-back
-            # suffix, and no whole trigger in that suffix plus the chunk: the same
-            # decision the scan would make, without joining the buffer or scanning it.
-            piece = self._hold + chunk
-            if self._pattern.search(piece) is None:
-                held = self._suffix_prefix(piece, 0)
-                self._pending.append(chunk)
-                self._length += len(chunk)
-                self._pos = self._hold_pos = self._length - held
-                self._hold = piece[len(piece) - held :] if held else ""
-                if len(piece) > held:
-                    emit = piece[: len(piece) - held] if held else piece
-                    if self._skip_leading or self._held or emit[-1].isspace():
-                        self._out(emit, events)
-                    else:  # _out's common case, inlined: plain prose, nothing to trim
-                        self._emitted_any = True
-                        self._content_out.append(emit)
-                        events.append(ContentDelta(emit))
-                return events
         if isinstance(chunk, (bytes, bytearray)):
             chunk = bytes(chunk).decode("utf-8", "replace")
         if isinstance(chunk, str):
@@ -161,6 +154,93 @@ class StreamParser:
         self._note_hold()
         return events
 
+    def _feed_prose(self, chunk: str) -> list[StreamEvent] | None:
+        """Most chunks of prose: the same decision the scan would make, without joining or scanning the buffer.
+
+        Applies in content with only a short held-back suffix, when that suffix
+        plus the chunk holds no whole trigger; returns None otherwise. A chunk
+        with none of the triggers' first characters (most of them) costs one
+        regex search.
+        """
+        hold = self._hold
+        piece = hold + chunk if hold else chunk
+        if self._starts.search(piece) is None:
+            held = 0
+        elif self._pattern.search(piece) is not None:
+            return None
+        else:
+            held = self._suffix_prefix(piece, 0)
+        self._pending.append(chunk)
+        length = self._length = self._length + len(chunk)
+        self._pos = self._hold_pos = length - held
+        if held:
+            size = len(piece)
+            self._hold = piece[size - held :]
+            if size == held:
+                return []
+            piece = piece[: size - held]
+        elif hold:
+            self._hold = ""
+        if self._skip_leading:
+            events: list[StreamEvent] = []
+            self._out(piece, events)
+            return events
+        # _out's work, inlined: trailing whitespace is held until we know no span follows
+        core = piece.rstrip()
+        if not core:
+            self._held += piece
+            return []
+        text = self._held + core if self._held else core
+        self._held = piece[len(core) :] if len(core) < len(piece) else ""
+        self._emitted_any = True
+        return [ContentDelta(text)]
+
+    def _feed_thinking(self, chunk: str) -> list[StreamEvent]:
+        """Reasoning with no closing tag in sight: straight out as thinking."""
+        self._pending.append(chunk)
+        self._length += len(chunk)
+        self._pos = self._length
+        if not chunk:
+            return []
+        return [ThinkingDelta(chunk)]
+
+    def _pending_due(self, chunk: str) -> bool:
+        """Take a chunk inside an undecided span; is the span due for another look?"""
+        self._pending.append(chunk)
+        self._length += len(chunk)
+        if not self._closing_seen and CLOSING.search(chunk) is not None:
+            self._closing_seen = True
+        if self._span_due(self._length, False) is None:
+            return False
+        # un-take it: feed() appends it again on its general path
+        self._pending.pop()
+        self._length -= len(chunk)
+        return True
+
+    def _span_due(self, length: int, final: bool) -> str | None:
+        """Why the span at ``_span_start`` should be re-read at this length (None: not yet).
+
+        Reading costs the span's length, so reads are rationed: when a closing
+        character has arrived (and the span has grown by a fraction of itself
+        since the last read, which keeps the total linear even when every chunk
+        holds a ``}``), and, once a call was found, not again until the
+        lookahead after it is complete. Otherwise, on the growth schedule, the
+        families are only asked whether the span is settled as prose (cheap).
+        """
+        if final:
+            return "now"
+        if self._found_end >= 0:
+            return "lookahead" if length >= self._found_end + LOOKAHEAD else None
+        span = length - self._span_start
+        if self._last_try < 0:  # just opened: read it if it may have closed, else ask whether it is prose
+            return "closing" if self._closing_seen else "growth"
+        grown = length - self._last_try
+        if self._closing_seen and grown >= span // RETRY_FRACTION:
+            return "closing"
+        if grown >= max(MIN_RETRY, span // RETRY_FRACTION):
+            return "growth"
+        return None
+
     def _note_hold(self) -> None:
         """After a scan: remember the held-back suffix, so the next chunk may take the fast path."""
         if self._mode == "content" and not self._pending and self._length - self._pos < self._max_trigger:
@@ -168,9 +248,6 @@ class StreamParser:
             self._hold_pos = self._pos
         else:
             self._hold_pos = -1
-
-    def _scanner_triggers(self) -> list[str]:
-        return list(self._scanner.triggers) + list(self._closer_of)
 
     def _append(self, piece: str) -> None:
         self._pending.append(piece)
@@ -190,7 +267,6 @@ class StreamParser:
         events: list[StreamEvent] = []
         self._advance(True, events)
         if self._held:  # trailing whitespace of the last piece: no span follows, so it stays
-            self._content_out.append(self._held)
             events.append(ContentDelta(self._held))
             self._held = ""
         self._flush_openai(events)
@@ -241,7 +317,6 @@ class StreamParser:
         thinking = get_field(message, "thinking") or get_field(message, "reasoning_content") or get_field(message, "reasoning")
         if isinstance(thinking, str) and thinking:
             self._thinking_field.append(thinking)
-            self._thinking_out.append(thinking)
             events.append(ThinkingDelta(thinking))
         calls = get_field(message, "tool_calls")
         legacy = get_field(message, "function_call")
@@ -326,6 +401,8 @@ class StreamParser:
         self._span_start = at
         self._span_trigger = trigger
         self._last_try = -1
+        self._found_end = -1
+        self._closing_seen = CLOSING.search(text, at + len(trigger)) is not None
         return True
 
     def _step_think(self, text: str, final: bool, events: list[StreamEvent]) -> bool:
@@ -349,14 +426,19 @@ class StreamParser:
 
     def _step_span(self, text: str, final: bool, events: list[StreamEvent]) -> bool:
         start = self._span_start
-        length = len(text) - start
-        if not final and self._last_try >= 0 and len(text) - self._last_try < max(MIN_RETRY, length // RETRY_FRACTION):
+        reason = self._span_due(len(text), final)
+        if reason is None:
             return False
         self._last_try = len(text)
+        self._closing_seen = False
+        self._found_end = -1
         candidates = self._scanner.candidates[self._span_trigger]
+        if reason == "growth" and not self._decided(text, start, candidates):
+            return False  # no closing character since the last read: only "not a call" could be new
         found, problems = try_extract(candidates, text, start, self._ctx, self._floor)
         if found is not None:
             if not final and len(text) - found.end < LOOKAHEAD:
+                self._found_end = found.end
                 return False
             for problem in problems:
                 self._diagnostics.append(problem)
@@ -371,12 +453,16 @@ class StreamParser:
             self._pos = self._floor = found.end
             self._mode = "content"
             return True
-        if not final and not in_inline_code(text, start, self._span_trigger) and not all(c.family.settled(text, start, c.trigger) for c in candidates):
+        if not final and not self._decided(text, start, candidates):
             return False
         self._out(text[start : start + 1], events)
         self._pos = start + 1
         self._mode = "content"
         return True
+
+    def _decided(self, text: str, start: int, candidates: tuple[Candidate, ...]) -> bool:
+        """Would no extraction here ever succeed, whatever follows?"""
+        return in_inline_code(text, start, self._span_trigger) or all(c.family.settled(text, start, c.trigger) for c in candidates)
 
     def _held_suffix(self, text: str) -> int:
         """Length of the longest buffer suffix that could begin a trigger.
@@ -418,12 +504,10 @@ class StreamParser:
         text = self._held + core
         self._held = piece[len(core) :]
         self._emitted_any = True
-        self._content_out.append(text)
         events.append(ContentDelta(text))
 
     def _think_out(self, text: str, events: list[StreamEvent]) -> None:
         if text:
-            self._thinking_out.append(text)
             events.append(ThinkingDelta(text))
 
     def _announce(self, calls: list[ToolCall], diagnostics: list[Diagnostic], events: list[StreamEvent], content: bool = False) -> None:

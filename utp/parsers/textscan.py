@@ -13,6 +13,7 @@ one text cost O(len(text)) together.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 
 _local = threading.local()
 
@@ -26,7 +27,10 @@ def _cache() -> dict[str, tuple[str, int, int]]:
 
 def find_forward(text: str, needle: str, pos: int) -> int:
     """``text.find(needle, pos)``, amortised linear across left-to-right calls."""
-    cache = _cache()
+    try:
+        cache = _local.cache
+    except AttributeError:
+        cache = _local.cache = {}
     hit = cache.get(needle)
     if hit is not None:
         cached_text, start, found = hit
@@ -35,6 +39,35 @@ def find_forward(text: str, needle: str, pos: int) -> int:
     found = text.find(needle, pos)
     cache[needle] = (text, pos, found)
     return found
+
+
+def nth_forward(text: str, needle: str, pos: int, n: int) -> int:
+    """Index of the ``n``-th non-overlapping ``needle`` at or after ``pos`` (-1 if fewer).
+
+    For a needle that cannot overlap itself (every tag), as ``str.find`` repeated ``n`` times.
+
+    Occurrences found are remembered per needle for the same text, so asking
+    at each opener in turn, left to right, costs one pass over the text in all.
+    """
+    table = getattr(_local, "occurrences", None)
+    if table is None:
+        table = _local.occurrences = {}
+    entry = table.get(needle)
+    if entry is None or entry[0] is not text:
+        entry = table[needle] = (text, [], [0])
+    _, found, scanned = entry
+    # the list holds every non-overlapping hit from the start of the text, in order
+    index = bisect_left(found, pos)
+    while len(found) < index + n and scanned[0] >= 0:
+        at = text.find(needle, scanned[0])
+        if at < 0:
+            scanned[0] = -1
+            break
+        found.append(at)
+        scanned[0] = at + len(needle)
+        if at < pos:
+            index = len(found)
+    return found[index + n - 1] if len(found) >= index + n else -1
 
 
 def find_first(text: str, needles: tuple[str, ...], pos: int) -> tuple[int, str]:
@@ -63,6 +96,7 @@ def bounded_find(text: str, needle: str, pos: int, max_distance: int) -> int:
 def clear_cache() -> None:
     """Drop remembered searches (they hold a reference to the last text)."""
     _cache().clear()
+    getattr(_local, "occurrences", {}).clear()
 
 
 def is_proper_prefix(text: str, pos: int, literal: str) -> bool:

@@ -1,0 +1,48 @@
+"""Turn the parser benchmarks' medians into the figures the issue's targets are stated in.
+
+pytest-benchmark prints one row per benchmark; the targets are about
+derived numbers (the median over the corpus records' medians, streaming over
+one-shot, a megabyte of hostile input against ``json.loads`` of a megabyte),
+so each benchmark files its median here and the summary does the arithmetic.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+import pytest
+
+#: benchmark key -> median seconds, filled by the ``file_median`` fixture
+MEDIANS: dict[str, float] = {}
+
+
+@pytest.fixture
+def file_median(benchmark: Any):
+    """Call with a key after the benchmark ran: its median joins the summary."""
+
+    def record(key: str) -> None:
+        stats = getattr(benchmark, "stats", None)
+        if stats is not None:
+            MEDIANS[key] = stats.stats.median
+
+    return record
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not MEDIANS:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("parser targets (medians)")
+    corpus = [v for k, v in MEDIANS.items() if k.startswith("corpus:")]
+    if corpus:
+        figure = statistics.median(corpus) * 1e6
+        write(f"corpus: median of {len(corpus)} per-record medians = {figure:.1f} us per parse (target <= 15 us)")
+    one_shot = MEDIANS.get("stream:one-shot")
+    if one_shot:
+        for key in sorted(k for k in MEDIANS if k.startswith("stream:") and k != "stream:one-shot"):
+            write(f"streaming {key[7:]}: {MEDIANS[key] * 1e6:.0f} us = {MEDIANS[key] / one_shot:.1f}x one-shot ({one_shot * 1e6:.0f} us) (target <= 2x)")
+    reference = MEDIANS.get("json.loads:1MB")
+    for key in sorted(k for k in MEDIANS if k.startswith("hostile:") and k.endswith(":1MB")):
+        ratio = f" = {MEDIANS[key] / reference:.1f}x json.loads" if reference else ""
+        write(f"{key[8:]}: {MEDIANS[key] * 1e3:.1f} ms{ratio} (target <= 100 ms)")
