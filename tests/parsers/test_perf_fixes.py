@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import json
+from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given
@@ -25,6 +27,12 @@ from utp.types import Tool, ToolCall
 from .conftest import names_args
 
 TOOLS = [Tool("get_weather"), Tool("write_file")]
+
+
+def _spy(owner: object, name: str) -> Any:
+    """Count calls to ``owner.name`` while it keeps working (a method gets its ``self``)."""
+    original = getattr(owner, name)
+    return patch.object(owner, name, autospec=True, side_effect=original) if isinstance(owner, type) else patch.object(owner, name, wraps=original)
 
 
 # ---------------------------------------------------------------- hermes: closers inside strings
@@ -110,26 +118,15 @@ def test_streaming_prose_never_rescans_the_buffer() -> None:
     Prose with ``{`` or ``[`` (one-character triggers) still goes through the scan:
     whether such a brace opens a call depends on text that has not arrived yet.
     """
-    scans = 0
-    original = StreamParser._advance
-
-    def counting(self: StreamParser, final: bool, events: list) -> None:
-        nonlocal scans
-        scans += 1
-        original(self, final, events)
-
     prose = "Look at the fix for A and B (set) `list` x<y, done >. " * 4000
-    StreamParser._advance = counting  # type: ignore[method-assign]
-    try:
+    with _spy(StreamParser, "_advance") as scans:
         parser = StreamParser()
         out = []
         for i in range(0, len(prose), 4):
             out.extend(parser.feed(prose[i : i + 4]))
         out.extend(parser.close())
-    finally:
-        StreamParser._advance = original  # type: ignore[method-assign]
     assert "".join(e.text for e in out if isinstance(e, ContentDelta)) == prose.strip() + prose[len(prose.rstrip()) :]
-    assert scans <= 1, f"{scans} buffer scans for {len(prose) // 4} prose chunks"
+    assert scans.call_count <= 1, f"{scans.call_count} buffer scans for {len(prose) // 4} prose chunks"
 
 
 def test_streaming_fast_path_holds_a_split_trigger() -> None:
@@ -145,41 +142,19 @@ def test_a_streamed_call_is_read_a_few_times_not_once_per_chunk() -> None:
     and once more after the lookahead, not on every chunk (each read costs the span's length)."""
     calls = [ToolCall("get_weather", {"city": "Paris", "note": "a fairly long argument value, to span many chunks"})] * 2
     text = "Checking both.\n" + get_family("hermes").render(calls) + "\nThat is all I need for now, thank you."
-    reads = 0
-    original = streaming.try_extract
-
-    def counting(*args: object, **kw: object) -> object:
-        nonlocal reads
-        reads += 1
-        return original(*args, **kw)
-
-    streaming.try_extract = counting  # type: ignore[assignment]
-    try:
+    with _spy(streaming, "try_extract") as reads:
         events, _ = stream_parse([text[i : i + 4] for i in range(0, len(text), 4)], tools=TOOLS)
-    finally:
-        streaming.try_extract = original  # type: ignore[assignment]
     assert [e.call.name for e in events if isinstance(e, CallReady)] == ["get_weather", "get_weather"]
-    assert reads <= 8, f"{reads} reads for two calls in {len(text) // 4} chunks"
+    assert reads.call_count <= 8, f"{reads.call_count} reads for two calls in {len(text) // 4} chunks"
 
 
 def test_reasoning_streams_without_scanning_the_buffer() -> None:
-    scans = 0
-    original = StreamParser._advance
-
-    def counting(self: StreamParser, final: bool, events: list) -> None:
-        nonlocal scans
-        scans += 1
-        original(self, final, events)
-
     thought = "first this, then that; maybe [x] or {y}. " * 500
-    StreamParser._advance = counting  # type: ignore[method-assign]
-    try:
+    with _spy(StreamParser, "_advance") as scans:
         events, result = stream_parse(["<think>"] + [thought[i : i + 4] for i in range(0, len(thought), 4)] + ["</think>Answer."])
-    finally:
-        StreamParser._advance = original  # type: ignore[method-assign]
     assert "".join(e.text for e in events if isinstance(e, streaming.ThinkingDelta)) == thought
     assert result.content == "Answer."
-    assert scans <= 5, f"{scans} buffer scans for {len(thought) // 4} reasoning chunks"
+    assert scans.call_count <= 5, f"{scans.call_count} buffer scans for {len(thought) // 4} reasoning chunks"
 
 
 def test_stream_text_property_sees_fast_path_chunks() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -153,29 +154,16 @@ def test_any_chunking_of_corpus_records_matches_one_shot(text: str, points: list
 
 def test_streaming_a_long_response_is_linear_in_work() -> None:
     """Feeding a 200 kB answer one character at a time must not rescan the buffer per chunk."""
-    import utp.parsers.composite as composite
-
-    calls = 0
-    original = composite.try_extract
-
-    def counting(*args: object, **kw: object) -> object:
-        nonlocal calls
-        calls += 1
-        return original(*args, **kw)
-
-    text = '<tool_call>{"name": "f", "arguments": {"data": "' + "x" * 200_000 + '"}}</tool_call> done'
     import utp.parsers.streaming as streaming
 
-    streaming.try_extract = counting  # type: ignore[assignment]
-    try:
+    text = '<tool_call>{"name": "f", "arguments": {"data": "' + "x" * 200_000 + '"}}</tool_call> done'
+    with patch.object(streaming, "try_extract", wraps=streaming.try_extract) as reads:
         parser = StreamParser()
         for i in range(0, len(text), 7):
             parser.feed(text[i : i + 7])
         events = parser.close()
-    finally:
-        streaming.try_extract = original  # type: ignore[assignment]
     assert any(isinstance(e, CallReady) for e in events) or parser.result().tool_calls
-    assert calls < 200, f"{calls} extraction attempts for one call span"
+    assert reads.call_count < 200, f"{reads.call_count} extraction attempts for one call span"
 
 
 def test_json_lines_ndjson_bytes_are_accepted() -> None:
