@@ -83,6 +83,10 @@ class TriggerScanner:
         self.content_prefixes = frozenset(t[:k] for t in everything for k in range(1, len(t)))
         #: the first characters of every trigger: a text with none of them cannot hold one, or its start
         self.trigger_starts = re.compile("[" + "".join(sorted({re.escape(t[0]) for t in everything})) + "]")
+        #: streaming's one question per chunk of prose: the leftmost whole trigger, or else the
+        #: suffix that is a proper prefix of one (text to hold back until the next chunk)
+        self.watch_pattern = trie_pattern({**dict.fromkeys(self.content_prefixes, r"\Z"), **dict.fromkeys(everything, "")})
+        self.content_triggers = frozenset(everything)
         self.max_content_trigger = max(len(t) for t in everything)
         #: every proper prefix of every trigger (the streaming parser holds these back)
         self.prefixes = frozenset(t[:k] for t in self.triggers for k in range(1, len(t)))

@@ -108,6 +108,8 @@ class StreamParser:
         self._hold_pos = 0
         #: a chunk with none of these characters cannot start or complete a trigger
         self._starts = self._scanner.trigger_starts
+        self._watch = self._scanner.watch_pattern.search
+        self._whole = self._scanner.content_triggers
         self._pos = 0  # text before this is decided
         self._floor = 0  # end of the last consumed span
         self._mode = "content"  # content | think | span
@@ -117,6 +119,7 @@ class StreamParser:
         self._last_try = -1
         self._found_end = -1  # end of the call found in the span, waiting for its lookahead
         self._closing_seen = False  # a closing character arrived since the span was last read
+        self._closing_at = 0  # text length when the latest closing character had arrived
         self._held = ""  # trailing whitespace of the current piece, dropped if a span follows
         self._skip_leading = False  # after a span: the next piece's leading whitespace goes
         self._emitted_any = False
@@ -158,17 +161,23 @@ class StreamParser:
         """Most chunks of prose: the same decision the scan would make, without joining or scanning the buffer.
 
         Applies in content with only a short held-back suffix, when that suffix
-        plus the chunk holds no whole trigger; returns None otherwise. A chunk
-        with none of the triggers' first characters (most of them) costs one
-        regex search.
+        plus the chunk holds no whole trigger; returns None otherwise. For a
+        token-sized chunk one regex search answers both questions (a trigger?
+        a suffix to hold back?).
         """
         hold = self._hold
         piece = hold + chunk if hold else chunk
-        if self._starts.search(piece) is None:
-            held = 0
+        if len(piece) <= self._max_trigger:  # token-sized: one search answers both questions
+            seen = self._watch(piece)
+            if seen is None:
+                held = 0
+            elif seen.end() < len(piece) or seen.group() in self._whole:
+                return None  # a whole trigger: the scan decides
+            else:
+                held = len(piece) - seen.start()
         elif self._pattern.search(piece) is not None:
             return None
-        else:
+        else:  # a long piece: the plain trigger search, then only its tail for a prefix
             held = self._suffix_prefix(piece, 0)
         self._pending.append(chunk)
         length = self._length = self._length + len(chunk)
@@ -206,10 +215,7 @@ class StreamParser:
 
     def _pending_due(self, chunk: str) -> bool:
         """Take a chunk inside an undecided span; is the span due for another look?"""
-        self._pending.append(chunk)
-        self._length += len(chunk)
-        if not self._closing_seen and CLOSING.search(chunk) is not None:
-            self._closing_seen = True
+        self._append(chunk)
         if self._span_due(self._length, False) is None:
             return False
         # un-take it: feed() appends it again on its general path
@@ -230,7 +236,10 @@ class StreamParser:
         if final:
             return "now"
         if self._found_end >= 0:
-            return "lookahead" if length >= self._found_end + LOOKAHEAD else None
+            # the lookahead counts from the call's end, or from a later closing character (an
+            # optional closing tag arriving): re-read once past both, or two lookaheads after the call
+            after = max(self._found_end, self._closing_at) + LOOKAHEAD
+            return "lookahead" if length >= min(after, self._found_end + 2 * LOOKAHEAD) else None
         span = length - self._span_start
         if self._last_try < 0:  # just opened: read it if it may have closed, else ask whether it is prose
             return "closing" if self._closing_seen else "growth"
@@ -252,6 +261,9 @@ class StreamParser:
     def _append(self, piece: str) -> None:
         self._pending.append(piece)
         self._length += len(piece)
+        if self._mode == "span" and CLOSING.search(piece) is not None:
+            self._closing_seen = True
+            self._closing_at = self._length
 
     def _joined(self) -> str:
         """All text received, with the fast path's pieces joined in (one copy per slow step)."""
@@ -403,6 +415,7 @@ class StreamParser:
         self._last_try = -1
         self._found_end = -1
         self._closing_seen = CLOSING.search(text, at + len(trigger)) is not None
+        self._closing_at = len(text) if self._closing_seen else 0
         return True
 
     def _step_think(self, text: str, final: bool, events: list[StreamEvent]) -> bool:
