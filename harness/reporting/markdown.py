@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.reporting.text import DASH, NOT_MEASURED, fenced, md_table, number, pct, rate_ci
+from harness.stats import wilson_interval
 
 FORMAT_HEADERS = [
     "Format", "Runs", "Task success [95% CI]", "Parse", "Leaks", "Adherence", "Arg validity",
@@ -33,10 +34,26 @@ def format_rows(report: Mapping[str, Any]) -> list[list[str]]:
 
 
 def _breakdown_table(rows: Sequence[Mapping[str, Any]], key: str, label: str) -> str:
-    return md_table(
-        ["Format", label, "Runs", "Task success [95% CI]"],
-        [[r["format"], r[key], str(r["runs"]), rate_ci(r["task_success"], r["ci_low"], r["ci_high"])] for r in rows],
-    )
+    """One row per suite (or category), one column per format: the grid a reader scans.
+
+    The first column pools every format (with its interval), which is the
+    number to quote for "how does this model do on X"; the cells are
+    ``passed/runs`` (the per-cell intervals are in the JSON and CSV reports).
+    """
+    formats = list(dict.fromkeys(r["format"] for r in rows))
+    cells: dict[tuple[str, str], Mapping[str, Any]] = {(r[key], r["format"]): r for r in rows}
+    table = []
+    for group in dict.fromkeys(r[key] for r in rows):
+        present_rows = [cells[(group, f)] for f in formats if (group, f) in cells]
+        passed, runs = sum(r["passed"] for r in present_rows), sum(r["runs"] for r in present_rows)
+        low, high = wilson_interval(passed, runs)
+        pooled = f"{rate_ci(passed / runs, low, high)} of {runs}" if runs else DASH
+        table.append([group, pooled, *(_cell(cells.get((group, f))) for f in formats)])
+    return md_table([label, "All formats", *formats], table)
+
+
+def _cell(row: Mapping[str, Any] | None) -> str:
+    return DASH if row is None else f"{row['passed']}/{row['runs']}"
 
 
 def _provenance_lines(report: Mapping[str, Any]) -> list[str]:

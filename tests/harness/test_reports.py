@@ -131,7 +131,13 @@ def test_reports_exist_validate_and_say_the_right_things(results: Path, tmp_path
     for fmt in ("native", "prompt-hermes", "prompt-json"):
         assert re.search(rf"^\| {fmt} \| ", md, re.M)
     assert "not measured" in md
-    assert "## BFCL categories" in md and "simple_python" in md
+    assert "## BFCL categories" in md
+    category_rows = [line for line in md.splitlines() if line.startswith("| simple_python |")]
+    assert len(category_rows) == 1  # one row per category, one column per format, pooled first
+    runs = sum(c["runs"] for c in qwen["bfcl_categories"])
+    passed = sum(c["passed"] for c in qwen["bfcl_categories"])
+    assert f"%] of {runs} |" in category_rows[0] and category_rows[0].count("/") == len(qwen["bfcl_categories"])
+    assert f"{passed * 100 // runs}%" in category_rows[0] or f"{round(passed * 100 / runs)}%" in category_rows[0]
     assert "```text\n" in md and '"city": "Paris"' in md  # raw failing text, fenced
 
     csv = (out / "qwen3_4b" / "compatibility.csv").read_text()
