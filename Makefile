@@ -62,14 +62,15 @@ eval: $(STAMP)
 		$(EVAL_ARGS)
 
 # Re-record the embedded models' cassettes (what `make eval` replays with no
-# server): every format preset over the core suites and the BFCL sample, the
-# first RECORD_LIMIT scenarios of each suite. Slow: hours for the whole set on
-# 2 cores; --resume makes it safe to stop and continue, or to deepen the limit.
-RECORD_LIMIT ?= 2
+# server): every format preset over all the core suites, then the first
+# BFCL_LIMIT items of each BFCL category. Slow: hours on 2 cores (one model per
+# core); --resume makes it safe to stop and continue, or to deepen BFCL_LIMIT.
+BFCL_LIMIT ?= 2
+RECORD_ARGS := --formats all --record --resume --options num_predict=128,num_thread=1 --no-reports
 record-local: $(LOCAL_STAMP)
 	for model in local:smollm2-135m local:gemma3-270m; do \
-		$(BIN)/utp eval --model $$model --formats all --suite core --suite bfcl --limit $(RECORD_LIMIT) \
-			--record --resume --options num_predict=128,num_thread=1 --no-reports & \
+		( $(BIN)/utp eval --model $$model --suite core $(RECORD_ARGS) && \
+		  $(BIN)/utp eval --model $$model --suite bfcl --limit $(BFCL_LIMIT) $(RECORD_ARGS) ) & \
 	done; wait
 	$(BIN)/utp report
 

@@ -11,14 +11,15 @@ or reach an attribute, and nothing is evaluated.
 
 from __future__ import annotations
 
-from utp.types import json_type_name
 import ast
 import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from utp.parsers.pycalls import RawCall, read_simple_calls
+from utp.types import json_type_name
 
 #: names a model may write for JSON constants in Python-style calls
 _NAME_CONSTANTS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
@@ -31,15 +32,6 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 class LiteralError(ValueError):
     """Source that is not a plain literal (or call of literals); says what and where."""
-
-
-@dataclass
-class RawCall:
-    """One ``name(args)`` read from source: keyword and positional arguments apart."""
-
-    name: str
-    keywords: dict[str, Any] = field(default_factory=dict)
-    positional: list[Any] = field(default_factory=list)
 
 
 def literal_value(node: ast.AST) -> Any:
@@ -213,12 +205,16 @@ def _calls_from_tree(tree: ast.AST) -> list[RawCall]:
 
 
 def parse_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawCall], list[str]]:
+
     """Calls from ``[f(a=1), g()]`` (or ``f(a=1)\\ng(b=2)`` with ``one_per_line``).
 
     Returns ``(calls, repairs)``; raises :class:`LiteralError` naming what is wrong.
     """
     mode = "exec" if one_per_line else "eval"
     stripped = source.strip()
+    simple = read_simple_calls(stripped, one_per_line)
+    if simple is not None:
+        return simple, []
     try:
         return _calls_from_tree(_parse_expression(stripped, mode)), []
     except LiteralError as first_error:
