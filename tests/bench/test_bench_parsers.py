@@ -76,6 +76,8 @@ def test_bench_corpus_record(benchmark, file_median, index: int) -> None:
 
 
 def _hostile(kind: str, size: int) -> str:
+    if kind.endswith("+close"):  # the same flood with one closer at the end: nothing short-circuits
+        return _hostile(kind[: -len("+close")], size - 1) + "}"
     unit = {
         "unclosed_tool_call": "<tool_call>",
         "unclosed_qwen": "<tool_call><function=f><parameter=a>",
@@ -96,6 +98,7 @@ def _hostile(kind: str, size: int) -> str:
 HOSTILE_KINDS = [
     "unclosed_tool_call", "unclosed_qwen", "unclosed_pythonic", "unclosed_mistral", "unclosed_gemma", "braces", "brackets",
     "braces_spaced", "json_call_heads", "json_call_lines", "weak_tag_strings", "fence_openers",
+    "json_call_heads+close", "json_call_lines+close",
 ]
 
 

@@ -103,6 +103,8 @@ def _string_end(text: str, pos: int) -> int:
 
 
 def _scan_container(text: str, pos: int) -> int:
+    if text.find("}", pos) < 0 and text.find("]", pos) < 0:
+        return -1  # nothing could ever close it (a flood of openers): no need to walk it
     depth = 0
     i = pos
     find = _BRACKETS_OR_QUOTES.search
