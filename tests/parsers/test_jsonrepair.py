@@ -179,3 +179,38 @@ def test_parse_arguments_accepts_every_shape(value: object, expected: dict, repa
 def test_parse_arguments_refuses_non_objects(value: object) -> None:
     with pytest.raises(ValueError):
         parse_arguments(value)
+
+
+def _walk_reference(text: str, pos: int) -> int:
+    """The plain character walk the scanner must agree with (brackets, strings, apostrophes)."""
+    depth, i, n = 0, pos, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "'" and 0 < i < n - 1 and text[i - 1].isalnum() and text[i + 1].isalnum():
+            i += 1
+            continue
+        if ch in "\"'":
+            j = i + 1
+            while j < n and text[j] != ch:
+                j += 2 if text[j] == "\\" else 1
+            if j >= n:
+                return -1
+            i = j + 1
+            continue
+        step = _DEPTH_STEP.get(ch, 0)
+        depth += step
+        if step < 0 and depth == 0:
+            return i + 1
+        i += 1
+    return -1
+
+
+_DEPTH_STEP = {"{": 1, "[": 1, "}": -1, "]": -1}
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text(alphabet="{}[]\"'\\ab1 é_\n", max_size=40))
+def test_container_scan_agrees_with_a_plain_walk(body: str) -> None:
+    for opener in "{[":
+        text = opener + body
+        assert scan_json_value(text, 0) == _walk_reference(text, 0), text

@@ -51,7 +51,11 @@ _STRING_BODY = {
     '"': re.compile(r'(?:[^"\\]|\\.)*', re.S),
     "'": re.compile(r"(?:[^'\\]|\\.)*", re.S),
 }
-_BRACKETS_OR_QUOTES = re.compile(r"[\"'{}\[\]]")
+#: what a balanced scan steps over without looking: text with no bracket or quote, a whole
+#: string (escapes honoured), and a ``'`` between two letters or digits (``don't``: no quote)
+_INERT = re.compile(
+    r"""(?:[^"'{}\[\]]+|(?<=[^\W_])'(?=[^\W_])|"[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*')*""", re.S
+)
 _NUMBER = re.compile(r"[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _SCALAR_END = re.compile(r"[\s,}\]:]|$")
 _IDENT = re.compile(r"[A-Za-z_$][\w$\-]*")
@@ -75,8 +79,8 @@ def scan_json_value(text: str, pos: int) -> int:
     double-quoted, do not count; backslash escapes are honoured); strings and
     scalars end where their token ends. -1 means the value is not complete in
     ``text`` (truncated, or unbalanced). Linear: each character is examined a
-    bounded number of times, and the hot loop jumps between quote/bracket
-    characters in C via a compiled regex.
+    bounded number of times, and one compiled regex steps over prose and whole
+    strings in C, so Python sees only the brackets.
     """
     n = len(text)
     if pos < 0 or pos >= n:
@@ -107,34 +111,22 @@ def _scan_container(text: str, pos: int) -> int:
         return -1  # nothing could ever close it (a flood of openers): no need to walk it
     depth = 0
     i = pos
-    find = _BRACKETS_OR_QUOTES.search
+    n = len(text)
+    skip = _INERT.match
     while True:
-        match = find(text, i)
-        if match is None:
+        i = skip(text, i).end()  # prose, whole strings and apostrophes, in C
+        if i >= n:
             return -1
-        ch = match.group()
-        j = match.start()
-        if ch in "\"'":
-            if ch == "'" and _is_apostrophe(text, j):
-                i = j + 1
-                continue
-            end = _string_end(text, j)
-            if end < 0:
-                return -1
-            i = end
-            continue
+        ch = text[i]
         if ch in "{[":
             depth += 1
-        else:
+        elif ch in "}]":
             depth -= 1
             if depth == 0:
-                return j + 1
-        i = j + 1
-
-
-def _is_apostrophe(text: str, j: int) -> bool:
-    """A ``'`` between letters (``don't``) outside any string is not a quote."""
-    return 0 < j < len(text) - 1 and text[j - 1].isalnum() and text[j + 1].isalnum()
+                return i + 1
+        else:
+            return -1  # a quote that opens no complete string
+        i += 1
 
 
 def decode_json_at(text: str, pos: int, end: int | None = None) -> tuple[Any, int, list[str]]:
