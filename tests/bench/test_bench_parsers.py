@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from utp.parsers import family_names, get_family, get_parser
-from utp.parsers.streaming import CallReady, StreamParser
+from utp.parsers.streaming import CallReady, ContentDelta, StreamParser
 from utp.types import Tool, ToolCall
 
 pytestmark = pytest.mark.bench
@@ -161,6 +161,24 @@ def test_bench_streaming_chunkings(benchmark, file_median, how: str) -> None:
     benchmark.extra_info["chunks"] = len(chunks)
     assert benchmark(stream) == 2
     file_median(f"stream:{how} ({len(chunks)} chunks)")
+
+
+class _FloorParser:
+    """The least a Python stream parser can do per chunk: one method call, one event back."""
+
+    def feed(self, chunk: str) -> list[ContentDelta]:
+        return [ContentDelta(chunk)]
+
+    def close(self) -> list[ContentDelta]:
+        return []
+
+
+@pytest.mark.parametrize("how", ["4_chars", "16_chars"])
+def test_bench_streaming_floor(benchmark, file_median, how: str) -> None:
+    """What any incremental parser written in Python pays for the chunking alone (no parsing)."""
+    chunks = _chunked(_stream_text(), how)
+    assert benchmark(lambda: _consume(_FloorParser(), chunks)) == 0  # type: ignore[arg-type]
+    file_median(f"stream:floor, no parsing, {how} ({len(chunks)} chunks)")
 
 
 def test_bench_streaming_one_shot_reference(benchmark, file_median) -> None:
