@@ -151,8 +151,31 @@ def render_index_markdown(reports: Sequence[Mapping[str, Any]], excluded: Mappin
             [[r["model"], f["format"], str(f["runs"]), rate_ci(f["task_success"], f["ci_low"], f["ci_high"]),
               pct(f["parse_success"]), number(f["decode_tps"])] for r in reports for f in r["formats"]],
         ), ""]
+        bfcl = _bfcl_by_model(reports)
+        if bfcl:
+            out += ["## BFCL accuracy per category", "",
+                    "Each model over every format preset (pooled, with its 95% interval), then its best preset there.", "",
+                    bfcl, ""]
     if excluded:
         out += ["## Excluded", "", "Synthetic runs (hand-written cassettes, not model output) are not reported:", ""]
         out += [f"- {model}: {n} synthetic run{'s' if n != 1 else ''}" for model, n in sorted(excluded.items())]
         out += [""]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _bfcl_by_model(reports: Sequence[Mapping[str, Any]]) -> str:
+    """Model × BFCL category: what the leaderboard's readers look for first."""
+    rows = []
+    for report in reports:
+        by_category: dict[str, list[Mapping[str, Any]]] = {}
+        for row in report["bfcl_categories"]:
+            by_category.setdefault(row["category"], []).append(row)
+        for category, cells in by_category.items():
+            passed, runs = sum(c["passed"] for c in cells), sum(c["runs"] for c in cells)
+            low, high = wilson_interval(passed, runs)
+            best = max(cells, key=lambda c: (c["task_success"], c["runs"]))
+            rows.append([report["model"], category, str(runs), rate_ci(passed / runs if runs else None, low, high),
+                         f"{best['format']} ({best['passed']}/{best['runs']})" if best["passed"] else DASH])
+    if not rows:
+        return ""
+    return md_table(["Model", "Category", "Runs", "All presets [95% CI]", "Best preset"], rows)

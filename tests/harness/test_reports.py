@@ -147,6 +147,9 @@ def test_reports_exist_validate_and_say_the_right_things(results: Path, tmp_path
     index = (out / "index.md").read_text()
     assert "[qwen3:4b](qwen3_4b/compatibility.md)" in index
     assert "fake-model: 1 synthetic run" in index
+    assert "## BFCL accuracy per category" in index
+    bfcl_row = next(line for line in index.splitlines() if line.startswith("| qwen3:4b | simple_python |"))
+    assert f"| {runs} | " in bfcl_row and "%]" in bfcl_row
 
     html = (out / "index.html").read_text()
     assert html.count("<svg") == 2 and "<script" not in html
