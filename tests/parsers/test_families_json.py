@@ -46,7 +46,7 @@ class TestHermes:
         assert parsed.content == ""
         assert parsed.finish_reason == "tool_calls"
 
-    @pytest.mark.parametrize("tag", ["tool_call", "tools", "function_call", "tool_use", "tool", "functioncall"])
+    @pytest.mark.parametrize("tag", ["tool_call", "tools", "function_call", "tool_use", "tool", "functioncall", "response"])
     def test_every_tag_variant(self, tag: str) -> None:
         text = f'Checking. <{tag}>{json.dumps(WEATHER)}</{tag}>'
         parsed = parse_response(text)
@@ -84,6 +84,27 @@ class TestHermes:
         parsed = parse_response(f"You have these tools:\n<tools>\n{definitions}\n</tools>\nAsk me anything.")
         assert parsed.tool_calls == []
         assert "<tools>" in parsed.content
+
+    @pytest.mark.parametrize("tag", ["tools", "tool", "response"])
+    def test_weak_tag_around_json_without_a_name_key_is_content(self, tag: str) -> None:
+        text = f'<{tag}>{{"answer": 42, "unit": "km"}}</{tag}>'
+        parsed = parse_response(text)
+        assert parsed.tool_calls == [] and parsed.content == text and not parsed.diagnostics
+
+    @pytest.mark.parametrize("key", ["name", "Name", "tool_name", "function", "TOOL"])
+    def test_weak_tag_call_named_by_any_name_key_spelling(self, key: str) -> None:
+        text = f'<tools>{{"{key}": "get_weather", "arguments": {{"city": "Paris"}}}}</tools>'
+        assert calls_of(text) == one("get_weather", city="Paris")
+
+    def test_weak_tag_name_key_after_a_tag_inside_a_string(self) -> None:
+        """``<`` before the name key that does not reopen the tag: the family reads the JSON."""
+        text = '<tools>{"arguments": {"html": "<b>hi</b>"}, "name": "post"}</tools>'
+        assert calls_of(text) == one("post", html="<b>hi</b>")
+
+    def test_weak_tag_name_key_only_after_the_tag_reopens_is_not_its_call(self) -> None:
+        """A weak tag's call names itself before the tag opens again (the scan checks the same)."""
+        text = '<tools>{"text": "see <tools>", "name": "f", "arguments": {}}</tools>'
+        assert parse_response(text).tool_calls == []
 
     def test_tags_in_prose_are_content(self) -> None:
         text = "Models often wrap calls in `<tool_call>` tags, like <tools> in Qwen templates."

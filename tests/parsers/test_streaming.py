@@ -60,6 +60,28 @@ def test_call_is_ready_before_the_stream_ends() -> None:
     assert parser.result().tool_calls[0].name == "get_weather"
 
 
+@pytest.mark.parametrize("size", [1, 4, 16])
+def test_a_closed_hermes_call_is_ready_in_the_chunk_that_completes_its_closing_tag(size: int) -> None:
+    """Nothing after ``</tool_call>`` can change the call, so the stream does not wait for more text."""
+    head = 'Sure. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    parser = StreamParser(tools=TOOLS)
+    ready_at = None
+    for start in range(0, len(head), size):
+        if any(isinstance(e, CallReady) for e in parser.feed(head[start : start + size])):
+            ready_at = min(start + size, len(head))
+            break
+    assert ready_at == len(head)
+
+
+def test_a_call_without_its_closing_tag_waits_for_the_lookahead() -> None:
+    """``{...}`` with no closer yet: an optional ``</tool_call>`` may still come, so it is not announced."""
+    parser = StreamParser(tools=TOOLS)
+    events = parser.feed('<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}')
+    assert not any(isinstance(e, CallReady) for e in events)
+    events = parser.feed("\n</tool_call>")
+    assert [e.call.name for e in events if isinstance(e, CallReady)] == ["get_weather"]
+
+
 def test_reasoning_streams_as_thinking() -> None:
     content, calls, events = run_chunks(["<thi", "nk>weighing ", "options</th", "ink>Answer: 4"])
     assert "".join(e.text for e in events if isinstance(e, ThinkingDelta)) == "weighing options"

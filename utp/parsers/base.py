@@ -52,6 +52,9 @@ class Extraction:
     broken markup is reported rather than shown to the user as prose.
     ``thinking`` is reasoning text found inside the span (Harmony's analysis
     channel); the composite appends it to ``ParsedResponse.thinking``.
+    ``final`` says that no text after ``end`` could change this extraction (the
+    family consumed an explicit closing marker): a stream announces the calls
+    the moment they close instead of waiting to see whether a closer follows.
     """
 
     end: int
@@ -59,6 +62,7 @@ class Extraction:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     start: int | None = None
     thinking: str = ""
+    final: bool = False
 
 
 class CallFamily(ABC):

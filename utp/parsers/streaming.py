@@ -12,10 +12,12 @@ Decisions reuse the families' ``extract`` on the buffered text, so a stream
 gives the same calls and content as parsing the whole response at once. To
 stay linear in the response size, the scan position only moves forward, and
 an undecided span is re-examined only after it has grown by a fixed fraction
-(each retry costs its length, the lengths grow geometrically). An extraction
-is accepted once at least :data:`LOOKAHEAD` characters follow it (an optional
-closing tag may still be coming) or the stream has ended; the price is that
-a call is announced a few dozen characters after it closes.
+(each retry costs its length, the lengths grow geometrically). A *final*
+extraction (the family consumed the call's closing marker, so nothing later
+can change it) is announced the moment that marker arrives. Any other is
+accepted once at least :data:`LOOKAHEAD` characters follow it (an optional
+closing tag may still be coming) or the stream has ended, so such a call is
+announced a few dozen characters after it closes.
 
 A text chunk of prose (no whole trigger in it plus the held-back suffix)
 takes a fast path: it is emitted without joining or scanning the buffer, so
@@ -53,6 +55,8 @@ MIN_RETRY = 16
 #: a span is re-read for a call only after one arrives; skipping a read can only delay a
 #: decision, never change it, so a family ending on something else is announced late, not lost
 CLOSING = re.compile("[\\]})>`\uff5c]")
+#: while a found call waits for its lookahead, a closing character re-reads its span at most this often
+WAITING_READS = 4
 
 
 @dataclass(slots=True)
@@ -118,6 +122,7 @@ class StreamParser:
         self._span_trigger = ""
         self._last_try = -1
         self._found_end = -1  # end of the call found in the span, waiting for its lookahead
+        self._waiting_reads = 0  # reads of this span made while a found call waited
         self._closing_seen = False  # a closing character arrived since the span was last read
         self._closing_at = 0  # text length when the latest closing character had arrived
         self._held = ""  # trailing whitespace of the current piece, dropped if a span follows
@@ -235,12 +240,18 @@ class StreamParser:
         """
         if final:
             return "now"
+        span = length - self._span_start
         if self._found_end >= 0:
             # the lookahead counts from the call's end, or from a later closing character (an
             # optional closing tag arriving): re-read once past both, or two lookaheads after the call
             after = max(self._found_end, self._closing_at) + LOOKAHEAD
-            return "lookahead" if length >= min(after, self._found_end + 2 * LOOKAHEAD) else None
-        span = length - self._span_start
+            if length >= min(after, self._found_end + 2 * LOOKAHEAD):
+                return "lookahead"
+            # a closing character since: the closing tag may be complete, making the call final
+            # (at most WAITING_READS such reads a span, so the total stays linear)
+            if self._closing_seen and self._waiting_reads < WAITING_READS:
+                return "waiting"
+            return None
         if self._last_try < 0:  # just opened: read it if it may have closed, else ask whether it is prose
             return "closing" if self._closing_seen else "growth"
         grown = length - self._last_try
@@ -414,6 +425,7 @@ class StreamParser:
         self._span_trigger = trigger
         self._last_try = -1
         self._found_end = -1
+        self._waiting_reads = 0
         self._closing_seen = CLOSING.search(text, at + len(trigger)) is not None
         self._closing_at = len(text) if self._closing_seen else 0
         return True
@@ -442,6 +454,8 @@ class StreamParser:
         reason = self._span_due(len(text), final)
         if reason is None:
             return False
+        if reason == "waiting":
+            self._waiting_reads += 1
         self._last_try = len(text)
         self._closing_seen = False
         self._found_end = -1
@@ -450,7 +464,7 @@ class StreamParser:
             return False  # no closing character since the last read: only "not a call" could be new
         found, problems = try_extract(candidates, text, start, self._ctx, self._floor)
         if found is not None:
-            if not final and len(text) - found.end < LOOKAHEAD:
+            if not final and not found.final and len(text) - found.end < LOOKAHEAD:
                 self._found_end = found.end
                 return False
             for problem in problems:

@@ -14,6 +14,12 @@ JSON string. A body of child elements (``<name>``, ``<arguments>`` or
 that are not theirs, so what reaches this family is JSON or child elements.
 A tag followed by prose, or by the tool *definitions* a model echoes from its
 prompt, is not a call.
+
+``<tools>``, ``<tool>`` and ``<response>`` are *weak* tags: models also use them
+for prompt echoes and answers, so a JSON body there is a call only when a
+name-key word (``name``, ``tool``, ``function``, any case) appears before the
+tag opens again. The scanner checks the same condition in its lookahead, so a
+flood of weak tags around plain JSON never reaches Python code.
 """
 
 from __future__ import annotations
@@ -34,17 +40,35 @@ _DECODER = json.JSONDecoder()
 #: tags whose body is certainly meant as a call: unreadable JSON there is reported
 _STRONG = ("tool_call", "function_call", "tool_use", "functioncall")
 #: tags models also use for other things (prompt echo, answers): unreadable means "not a call"
-_WEAK = ("tools", "tool")
+_WEAK = ("tools", "tool", "response")
 _TAGS = _STRONG + _WEAK
 _NAME_LINE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,120})\s*\n\s*(?=[{\[])")
 _CHILD_NAME = re.compile(r"\s*<(name|tool_name|function)>\s*([^<]{1,200}?)\s*</\1>", re.S)
 _CHILD_ARGS = re.compile(r"\s*<(arguments|parameters|args|input)>", re.S)
-#: every call-name key (callshape.NAME_KEYS, compared lower-cased) contains one of these
-_NAME_KEY_TEXT = re.compile(r"name|tool|function")  # matched against lower-cased text
+#: every call-name key (callshape.NAME_KEYS, in any case) holds one of these words, not glued to a
+#: letter and not right after ``<`` or ``/`` (that is a tag: ``<tools>``, ``</tool>``). Spelled as
+#: character classes because a case-insensitive search is ~30x slower per character in ``re``
+_NAME_WORD = r"(?<![A-Za-z</])(?:[Nn][Aa][Mm][Ee]|[Tt][Oo][Oo][Ll]|[Ff][Uu][Nn][Cc][Tt][Ii][Oo][Nn])(?![A-Za-z])"
+_NAME_KEY_TEXT = re.compile(_NAME_WORD)
 #: the same ending a double-quoted JSON key: valid JSON without one is not a call. Matched
 #: against lower-cased text: a case-insensitive search is ~30x slower per character in ``re``
 _QUOTED_NAME_KEY = re.compile(r'(?:name|tool|function)[^"\n]{0,40}"\s*:')
 _OPEN_ELEMENT = re.compile(r"<([A-Za-z_][\w.\-]{0,100})>")
+
+
+def _body_head(tag: str) -> str:
+    """The scan lookahead for ``<tag>``: what its body must start with for ``extract`` to read it.
+
+    For a weak tag, JSON must show a name-key word before the tag opens again.
+    ``[^<]`` keeps the check in the regex engine: either the word comes before
+    the next ``<``, or that ``<`` does not reopen the tag (then ``extract``
+    decides). Each check stops at the next ``<``, so a text full of weak tags
+    is still scanned in linear time.
+    """
+    json_head = r"[{\[]"
+    if tag in _WEAK:
+        json_head += rf"(?:[^<]*?{_NAME_WORD}|[^<]*+<(?!{tag}>))"
+    return rf"\s*(?:{json_head}|[A-Za-z_]|<(?:name|tool_name|function)>)"
 
 
 @register_family
@@ -53,7 +77,7 @@ class HermesFamily(CallFamily):
     triggers = tuple(f"<{tag}>" for tag in _TAGS)
     priority = 50
     #: a body can only be JSON, child elements or a name line (scan lookahead per tag)
-    trigger_heads = {trigger: r"\s*(?:[{\[A-Za-z_]|<(?:name|tool_name|function)>)" for trigger in triggers}
+    trigger_heads = {f"<{tag}>": _body_head(tag) for tag in _TAGS}
     aliases = ("qwen_xml", "xml", "qwen", "qwen2.5", "nous", "tool_call_xml")
     summary = '<tool_call>{"name": ..., "arguments": {...}}</tool_call> (also <tools>, <function_call>, <tool_use>)'
 
@@ -77,6 +101,10 @@ class HermesFamily(CallFamily):
     # -- bodies
 
     def _json_body(self, text: str, pos: int, cursor: int, limit: int, close: int, closer: str, strong: bool, opener: str) -> Extraction | None:
+        if not strong:  # a weak tag's call names itself before the tag opens again (the scan's guard)
+            reopened = find_forward(text, opener, cursor)
+            if _NAME_KEY_TEXT.search(text, cursor, len(text) if reopened < 0 else reopened) is None:
+                return None
         bound = _reopen_bound(text, opener, cursor)
         if strong or _QUOTED_NAME_KEY.search(text[cursor:bound].lower()) is not None:
             whole, still_open = _valid_json_before(text, cursor, bound, close)
@@ -95,8 +123,6 @@ class HermesFamily(CallFamily):
             # JSON that needs repairs is read only up to where the tag opens again
             reopened = find_forward(text, opener, cursor)
             limit = min(limit, bound if reopened < 0 else reopened)
-            if not strong and _NAME_KEY_TEXT.search(text[cursor:limit].lower()) is None:
-                return None  # a weak tag without a name key is not a call: skip the lenient reader
         try:
             value, jend, repairs = decode_json_at(text, cursor, limit)
         except ValueError as exc:
@@ -113,7 +139,8 @@ class HermesFamily(CallFamily):
             return None
         calls, diagnostics = found
         after = _skip_ws(text, jend, len(text))
-        if text.startswith(closer, after):
+        closed = text.startswith(closer, after)
+        if closed:
             end = after + len(closer)
         elif close >= 0 and text.find(closer[0] + closer[2:], jend, close) < 0:
             end = close + len(closer)  # stray text before the closer belongs to the block
@@ -121,7 +148,8 @@ class HermesFamily(CallFamily):
             end = jend  # closing tag missing: the call ends with its JSON
         if not calls and not diagnostics:
             return None
-        return Extraction(end, calls, diagnostics)
+        # the JSON ended and its closer follows: later text cannot change the read
+        return Extraction(end, calls, diagnostics, final=closed)
 
     def _name_then_json(self, text: str, pos: int, line: re.Match[str], limit: int, close: int, closer: str) -> Extraction | None:
         """``<tool_call>\\nNAME\\n{args}</tool_call>``: name on its own line, then the arguments."""
@@ -135,8 +163,8 @@ class HermesFamily(CallFamily):
         if call is None:
             return None
         after = _skip_ws(text, jend, len(text))
-        end = after + len(closer) if text.startswith(closer, after) else jend
-        return Extraction(end, [call], diagnostics)
+        closed = text.startswith(closer, after)
+        return Extraction(after + len(closer) if closed else jend, [call], diagnostics, final=closed)
 
     def _element_body(self, text: str, pos: int, cursor: int, limit: int, close: int, closer: str, strong: bool) -> Extraction | None:
         """``<name>NAME</name><arguments>{json}</arguments>`` or one element per argument."""
@@ -167,7 +195,8 @@ class HermesFamily(CallFamily):
             return Extraction(end, [], diagnostics)
         if close < 0:
             diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: missing {closer}", text[pos:end][:300], self.name, pos))
-        return Extraction(end, [call], diagnostics)
+        # read up to the first closer, so once that has arrived nothing later changes the call
+        return Extraction(end, [call], diagnostics, final=close >= 0)
 
     # -- streaming and rendering
 
