@@ -61,9 +61,10 @@ def test_call_is_ready_before_the_stream_ends() -> None:
 
 
 @pytest.mark.parametrize("size", [1, 4, 16])
-def test_a_closed_hermes_call_is_ready_in_the_chunk_that_completes_its_closing_tag(size: int) -> None:
-    """Nothing after ``</tool_call>`` can change the call, so the stream does not wait for more text."""
-    head = 'Sure. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+@pytest.mark.parametrize("family", ["hermes", "qwen3_coder", "anthropic_xml", "glm"])
+def test_a_closed_call_is_ready_in_the_chunk_that_completes_its_closing_tag(family: str, size: int) -> None:
+    """Nothing after the closing tag can change the call, so the stream does not wait for more text."""
+    head = "Sure. " + get_family(family).render([ToolCall("get_weather", {"city": "Paris"})])
     parser = StreamParser(tools=TOOLS)
     ready_at = None
     for start in range(0, len(head), size):

@@ -60,8 +60,8 @@ class AnthropicXmlFamily(CallFamily):
         if wrapped:
             for p in (prefix, *_PREFIXES):
                 closing = f"</{p}function_calls>"
-                if text.startswith(closing, cursor):
-                    return Extraction(end=cursor + len(closing), calls=calls, diagnostics=diagnostics)
+                if text.startswith(closing, cursor):  # read up to the closer: later text changes nothing
+                    return Extraction(end=cursor + len(closing), calls=calls, diagnostics=diagnostics, final=True)
         return Extraction(end=cursor, calls=calls, diagnostics=diagnostics)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:

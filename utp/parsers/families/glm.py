@@ -83,7 +83,7 @@ class GlmFamily(CallFamily):
             arguments[key] = typed_value(text[value_start:value_end], property_schema(tool, key), untyped="json")
             cursor = value_end + len(VALUE_END)
         call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
-        return Extraction(end=end, calls=[call], diagnostics=diagnostics)
+        return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)  # read up to </tool_call>
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         body = skip_space(text, pos + len(OPEN))

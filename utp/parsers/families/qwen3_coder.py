@@ -104,8 +104,8 @@ class Qwen3CoderFamily(CallFamily):
             if text.startswith(FUNCTION, after):
                 cursor = after
                 continue
-            if text.startswith(CLOSE, after):
-                return Extraction(end=after + len(CLOSE), calls=calls, diagnostics=diagnostics)
+            if text.startswith(CLOSE, after):  # read up to </tool_call>: later text changes nothing
+                return Extraction(end=after + len(CLOSE), calls=calls, diagnostics=diagnostics, final=True)
             return Extraction(end=cursor, calls=calls, diagnostics=diagnostics)
 
     @staticmethod
