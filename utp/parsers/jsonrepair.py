@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 __all__ = [
+    "UnreadableJSON",
     "decode_json_at",
     "loads_lenient",
     "parse_arguments",
@@ -67,6 +68,18 @@ _LITERALS: dict[str, tuple[Any, bool]] = {
     "False": (False, True),
     "None": (None, True),
 }
+
+
+class UnreadableJSON(ValueError):
+    """JSON that even the lenient reader could not read; ``end`` is where its value ends.
+
+    The extent was already scanned to attempt the read, so callers that
+    consume the broken span take it from here instead of scanning again.
+    """
+
+    def __init__(self, message: str, end: int) -> None:
+        super().__init__(message)
+        self.end = end
 
 
 # ---------------------------------------------------------------- scanning
@@ -130,7 +143,8 @@ def _scan_container(text: str, pos: int) -> int:
 
 
 def decode_json_at(text: str, pos: int, end: int | None = None) -> tuple[Any, int, list[str]]:
-    """Decode the JSON value at ``pos``: ``(value, end, repairs)``; raises ValueError.
+    """Decode the JSON value at ``pos``: ``(value, end, repairs)``; raises ValueError
+    (:class:`UnreadableJSON`, with the value's extent, when the lenient read failed).
 
     Valid JSON goes through the C decoder. Otherwise the value's extent comes
     from :func:`scan_json_value` (or runs to ``end`` / the end of the text when
@@ -159,7 +173,10 @@ def decode_json_at(text: str, pos: int, end: int | None = None) -> tuple[Any, in
     else:
         stop = scan_json_value(text, pos)
         stop = limit if stop < 0 else stop
-    value, repairs = _loads_repaired(text[pos:stop], allow_trailing=False)
+    try:
+        value, repairs = _loads_repaired(text[pos:stop], allow_trailing=False)
+    except ValueError as exc:
+        raise UnreadableJSON(str(exc), stop) from None
     return value, stop, repairs
 
 

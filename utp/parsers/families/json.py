@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import NAME_KEYS, calls_from_value, skip_ws, unparseable
-from utp.parsers.jsonrepair import decode_json_at, scan_json_value
+from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value
 from utp.parsers.names import resolve_name
 from utp.parsers.reasoning import REASONING_TAGS
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -66,8 +66,11 @@ class JsonFamily(CallFamily):
             value, end, repairs = decode_json_at(text, pos)
         except ValueError as exc:
             if placement == "start" or self._names_offered_tool(text, pos, ctx):
-                stop = scan_json_value(text, pos)
-                stop = len(text) if stop < 0 else stop
+                if isinstance(exc, UnreadableJSON):
+                    stop = exc.end
+                else:
+                    stop = scan_json_value(text, pos)
+                    stop = len(text) if stop < 0 else stop
                 return Extraction(stop, [], [unparseable(self.name, f"call-shaped JSON that cannot be read: {exc}", text[pos:stop], pos)])
             return None
         known = self._names_offered_tool(text, pos, ctx)
