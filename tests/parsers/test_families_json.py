@@ -106,6 +106,15 @@ class TestHermes:
         text = '<tools>{"text": "see <tools>", "name": "f", "arguments": {}}</tools>'
         assert parse_response(text).tool_calls == []
 
+    def test_fenced_json_inside_a_call_tag(self) -> None:
+        parsed = parse_response('<tool_call>\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\n</tool_call> Done.')
+        assert [(c.name, c.arguments, c.format) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"}, "hermes")]
+        assert parsed.content == "Done."
+
+    def test_a_code_fence_inside_a_call_tag_that_holds_no_json_is_not_a_call(self) -> None:
+        text = "<tool_call>```python\nprint(1)\n```</tool_call>"
+        assert parse_response(text).tool_calls == []
+
     def test_tags_in_prose_are_content(self) -> None:
         text = "Models often wrap calls in `<tool_call>` tags, like <tools> in Qwen templates."
         parsed = parse_response(text)
@@ -139,6 +148,26 @@ class TestJson:
     def test_function_wrapper_and_tool_args_variants(self) -> None:
         assert calls_of('{"type": "function", "function": {"name": "f", "arguments": {"a": 1}}}') == one("f", a=1)
         assert calls_of('{"tool": "f", "args": {"a": 1}}') == one("f", a=1)
+
+    def test_xlam_v1_thought_and_tool_calls_wrapper(self) -> None:
+        text = '{"thought": "I need the weather.", "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}'
+        assert calls_of(text) == one("get_weather", city="Paris")
+
+    def test_openai_message_echoed_as_content(self) -> None:
+        text = json.dumps({"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]})
+        parsed = parse_response(text)
+        assert names_args(parsed.tool_calls) == one("get_weather", city="Paris")
+        assert parsed.tool_calls[0].id == "call_1"
+
+    @pytest.mark.parametrize("text", [
+        '{"thought": "It is sunny.", "answer": "Paris"}',
+        '{"tool_calls": [], "content": "nothing to call"}',
+        '{"tool_calls": [{"name": "f", "arguments": {}}], "result": 3}',
+        '{"role": "user", "content": "hi"}',
+    ])
+    def test_objects_that_only_resemble_a_call_wrapper_are_not_calls(self, text: str) -> None:
+        assert parse_response(text).tool_calls == []
 
     def test_after_a_lead_in_ending_the_prose(self) -> None:
         text = 'I apologize for the error. Here is the revised tool call:\n\n{"name": "f", "parameters": {"a": "b"}}'
@@ -300,6 +329,7 @@ class TestMistral:
     ("text", "family"),
     [
         ('<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]', "granite"),
+        ('<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]<|/tool_call|>', "granite"),  # Phi-4-mini
         ('<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>', "jamba"),
         ('<|START_ACTION|>[{"tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>', "command_r"),
         ('Action: ```json\n[{"tool_name": "get_weather", "parameters": {"city": "Paris"}}]\n```', "command_r"),

@@ -577,3 +577,37 @@ def test_shared_tool_call_trigger_is_settled_by_the_xml_families_once_the_body_s
     assert qwen.settled("<tool_call>{", 0, "<tool_call>") and glm.settled("<tool_call>{", 0, "<tool_call>")
     assert not qwen.settled("<tool_call>\n<func", 0, "<tool_call>")
     assert not glm.settled("<tool_call>get_wea", 0, "<tool_call>")
+
+
+# ---------------------------------------------------------------- Gemma's tool_code fences
+
+
+def test_gemma_tool_code_fence_one_call_per_line_between_prose() -> None:
+    text = 'I will check.\n```tool_code\nget_weather(city="Paris")\nget_time(tz="CET")\n```\nDone.'
+    parsed = parse_response(text, tools=[{"name": "get_weather"}, {"name": "get_time"}])
+    assert [(c.name, c.arguments, c.format) for c in parsed.tool_calls] == [
+        ("get_weather", {"city": "Paris"}, "pythonic"),
+        ("get_time", {"tz": "CET"}, "pythonic"),
+    ]
+    assert parsed.content == "I will check.\nDone."
+
+
+def test_tool_call_fence_with_a_call_list() -> None:
+    parsed = parse_response('```tool_call\n[get_weather(city="Paris")]\n```')
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"})]
+
+
+def test_tool_code_fence_with_json_is_left_to_the_fenced_family() -> None:
+    parsed = parse_response('```tool_code\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```')
+    assert [(c.name, c.format) for c in parsed.tool_calls] == [("get_weather", "fenced")]
+
+
+def test_tool_code_fence_with_code_that_is_not_a_literal_call_is_reported_not_run() -> None:
+    parsed = parse_response('```tool_code\nprint(get_weather(city="Paris"))\n```')
+    assert parsed.tool_calls == [] and parsed.unparsed
+
+
+def test_a_python_fence_is_a_code_sample_not_a_call() -> None:
+    text = '```python\nget_weather(city="Paris")\n```'
+    parsed = parse_response(text, tools=[{"name": "get_weather"}])
+    assert parsed.tool_calls == [] and parsed.content == text

@@ -20,6 +20,11 @@ NAME_KEYS = ("name", "tool_name", "function_name", "tool", "function", "recipien
 ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "params", "kwargs", "argument")
 #: keys that may sit next to name/arguments without making the object something else
 _META_KEYS = {"id", "type", "index", "call_id", "tool_call_id"}
+#: keys of an object that carries a list of calls: xLAM v1's ``{"thought": ..., "tool_calls": [...]}``,
+#: a model echoing an OpenAI message (``{"role": "assistant", "tool_calls": [...]}``)
+CALL_LIST_KEYS = ("tool_calls", "function_calls")
+#: what may sit beside that list without making the object something else
+_CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "role", "type", "id"}
 _NAME_KEY_SET = set(NAME_KEYS)
 _ARG_KEY_SET = set(ARG_KEYS)
 
@@ -132,12 +137,12 @@ def calls_from_value(
     repairs: list[str] | None = None,
     require_arguments: bool = False,
 ) -> tuple[list[ToolCall], list[Diagnostic]] | None:
-    """Calls from a decoded JSON value (one object, or a list of them); None if not calls.
+    """Calls from a decoded JSON value (one object, a list of them, or a ``tool_calls`` wrapper); None if not calls.
 
     A list counts only when *every* item is call-shaped: a list that mixes
     calls and other things is data, not a batch of calls.
     """
-    items = value if isinstance(value, list) else [value]
+    items = value if isinstance(value, list) else _call_list(value) or [value]
     if not items:
         return None
     shaped = []
@@ -159,6 +164,18 @@ def calls_from_value(
         if call is not None:
             calls.append(call)
     return calls, diagnostics
+
+
+def _call_list(obj: Any) -> list[Any] | None:
+    """The list under ``tool_calls`` / ``function_calls`` when ``obj`` is only such a wrapper."""
+    if type(obj) is not dict or len(obj) > len(_CALL_LIST_META) + 1:
+        return None
+    keys = {_norm_key(k): k for k in obj}
+    for wrapper in CALL_LIST_KEYS:
+        inner = obj.get(keys.get(wrapper, wrapper))
+        if type(inner) is list and inner and keys.keys() - {wrapper} <= _CALL_LIST_META:
+            return inner
+    return None
 
 
 def _has_argument_key(obj: Any) -> bool:

@@ -54,6 +54,9 @@ _NAME_KEY_TEXT = re.compile(_NAME_WORD)
 #: against lower-cased text: a case-insensitive search is ~30x slower per character in ``re``
 _QUOTED_NAME_KEY = re.compile(r'(?:name|tool|function)[^"\n]{0,40}"\s*:')
 _OPEN_ELEMENT = re.compile(r"<([A-Za-z_][\w.\-]{0,100})>")
+#: ```` ```json ```` (any label, or none) and its line break, then the JSON: a call tag around a
+#: fenced block (the closing fence is stray text before the closer, which the block absorbs)
+_FENCE_OPENER = re.compile(r"```[\w\-]{0,40}[ \t]*\r?\n\s*(?=[{\[])")
 
 
 def _body_head(tag: str) -> str:
@@ -68,6 +71,8 @@ def _body_head(tag: str) -> str:
     json_head = r"[{\[]"
     if tag in _WEAK:
         json_head += rf"(?:[^<]*?{_NAME_WORD}|[^<]*+<(?!{tag}>))"
+    else:
+        json_head += "|```"  # a fenced block inside a call tag
     return rf"\s*(?:{json_head}|[A-Za-z_]|<(?:name|tool_name|function)>)"
 
 
@@ -89,6 +94,11 @@ class HermesFamily(CallFamily):
         limit = close if close >= 0 else len(text)
         cursor = _skip_ws(text, body_start, limit)
         strong = tag in _STRONG
+        if strong and text.startswith("```", cursor):  # a fenced block inside the tag
+            fence = _FENCE_OPENER.match(text, cursor, limit)
+            if fence is None:
+                return None
+            cursor = fence.end()
         if cursor < limit and text[cursor] in "{[":
             return self._json_body(text, pos, cursor, limit, close, closer, strong, trigger)
         if cursor < limit and text[cursor] == "<":

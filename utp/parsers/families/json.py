@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import NAME_KEYS, calls_from_value, skip_ws, unparseable
+from utp.parsers.callshape import CALL_LIST_KEYS, NAME_KEYS, calls_from_value, skip_ws, unparseable
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value
 from utp.parsers.names import resolve_name
 from utp.parsers.reasoning import REASONING_TAGS
@@ -34,7 +34,8 @@ from utp.types import Diagnostic, DiagnosticKind, ToolCall
 _OBJECT_START = re.compile(r"\{\s*\\?[\"']?([A-Za-z_][\w\-]*)")
 _LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
 _NAME_VALUE = re.compile(r"[\"']?(?:name|tool_name|function_name|tool|function)[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
-_CALL_KEYS = frozenset(NAME_KEYS) | {"arguments", "parameters", "args", "input", "type", "id"}
+#: keys a call object (or a ``tool_calls`` wrapper: xLAM v1 puts its "thought" first) may open with
+_CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | {"arguments", "parameters", "args", "input", "type", "id", "thought", "role"}
 #: ``_OBJECT_START`` with a call key, as a lookahead; the cheap character checks come first
 #: because a flood of ``{`` must fail each position in a few regex steps
 _KEY_HEAD = (

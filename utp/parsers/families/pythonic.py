@@ -2,7 +2,9 @@
 
 Llama 3.2/4 and BFCL's prompt mode write a bare list; LFM2 wraps it in
 ``<|tool_call_start|>...<|tool_call_end|>``; OLMo-3 writes one call per line
-inside ``<function_calls>...</function_calls>`` with no brackets. Arguments
+inside ``<function_calls>...</function_calls>`` with no brackets; Gemma 3,
+prompted the way Google documents, writes ```` ```tool_code ```` fences
+holding calls (a JSON body in such a fence is the fenced family's). Arguments
 are read by :mod:`utp.parsers.pyliteral`, which accepts literals only: nothing
 is evaluated or called, ever.
 
@@ -29,6 +31,13 @@ from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 
 LFM_OPEN, LFM_CLOSE = "<|tool_call_start|>", "<|tool_call_end|>"
 OLMO_OPEN, OLMO_CLOSE = "<function_calls>", "</function_calls>"
+#: fences whose label declares a call; the body is read like a wrapped block
+FENCE_OPENERS, FENCE_CLOSE = ("```tool_code", "```tool_call"), "```"
+#: the rest of a call fence's opening line, then a call or a call list (not JSON)
+_FENCE_HEAD = r"[ \t]*\r?\n\s*(?:[A-Za-z_]|\[\s*[A-Za-z_])"
+_FENCE_HEAD_RE = re.compile(_FENCE_HEAD)
+#: what may still grow into ``_FENCE_HEAD`` (streaming: wait for more text)
+_FENCE_HEAD_PARTIAL = re.compile(r"[ \t]*(?:\r?\n?\s*(?:\[\s*)?)?")
 #: a call list longer than this is not parsed (ast on megabytes of brackets is slow and pointless)
 MAX_SPAN = 256 * 1024
 #: how many leading characters may precede a bare list that opens the response
@@ -102,19 +111,25 @@ def arguments_of(raw: RawCall, tool: Tool | None, repairs: list[str]) -> dict[st
 @register_family
 class PythonicFamily(CallFamily):
     name = "pythonic"
-    triggers = ("[", LFM_OPEN, OLMO_OPEN)
+    triggers = ("[", LFM_OPEN, OLMO_OPEN, *FENCE_OPENERS)
     #: below anthropic_xml, which shares <function_calls> and passes on non-<invoke> bodies
     priority = 40
     #: a bare list must open with ``[name(`` (a superset of ``_BARE_HEAD``, as a scan lookahead)
-    trigger_heads = {"[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.]*+\s*+\("}
+    trigger_heads = {"[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.]*+\s*+\(", **dict.fromkeys(FENCE_OPENERS, _FENCE_HEAD)}
     aliases = ("python", "llama3_pythonic", "lfm2", "olmo3")
     summary = "Pythonic: [f(a=1, b='x'), g()] (also <|tool_call_start|>[...]<|tool_call_end|> and <function_calls>f(a=1)</function_calls>)"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == "[":
             return self._bare_list(text, pos, ctx)
-        closing = LFM_CLOSE if trigger == LFM_OPEN else OLMO_CLOSE
         body_start = pos + len(trigger)
+        if trigger in FENCE_OPENERS:
+            if _FENCE_HEAD_RE.match(text, body_start) is None:
+                return None  # JSON or prose in the fence: not a python-style call
+            body_start = text.index("\n", body_start) + 1
+            closing = FENCE_CLOSE
+        else:
+            closing = LFM_CLOSE if trigger == LFM_OPEN else OLMO_CLOSE
         if not _WRAPPED_HEAD.match(text, body_start) and not is_proper_prefix(text, skip_space(text, body_start), "["):
             return None  # "<function_calls>" mentioned in prose: no call follows
         close = find_forward(text, closing, body_start)
@@ -167,6 +182,11 @@ class PythonicFamily(CallFamily):
         return Extraction(end=end, calls=calls, diagnostics=diagnostics)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
+        if trigger in FENCE_OPENERS:
+            start = pos + len(trigger)
+            if _FENCE_HEAD_RE.match(text, start) is not None:
+                return find_forward(text, FENCE_CLOSE, start) >= 0  # a call fence: decided once it closes
+            return _FENCE_HEAD_PARTIAL.fullmatch(text, start) is None  # no call unless the head is still arriving
         if trigger != "[":
             body = skip_space(text, pos + len(trigger))
             if body >= len(text) or _WRAPPED_HEAD.match(text, pos + len(trigger)):
