@@ -106,6 +106,22 @@ class TestHermes:
         text = '<tools>{"text": "see <tools>", "name": "f", "arguments": {}}</tools>'
         assert parse_response(text).tool_calls == []
 
+    def test_several_call_objects_in_one_block(self) -> None:
+        text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n{"name": "get_time", "arguments": {"tz": "CET"}}\n</tool_call>'
+        assert names_args(parse_response(text).tool_calls) == sorted(one("get_weather", city="Paris") + one("get_time", tz="CET"))
+
+    def test_several_call_objects_one_needing_repair(self) -> None:
+        text = '<tool_call>{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": 1,}}\n{"name": "c", "arguments": {}}</tool_call>'
+        parsed = parse_response(text)
+        assert [c.name for c in parsed.tool_calls] == ["a", "b", "c"]
+        assert parsed.tool_calls[1].repairs
+
+    def test_a_block_of_many_broken_values_is_read_in_part_and_reported(self) -> None:
+        text = "<tool_call>" + '{"name": "a", "arguments": {"x": 1,}}\n' * 50 + "</tool_call>"
+        parsed = parse_response(text)
+        assert 1 < len(parsed.tool_calls) < 50
+        assert any("not read" in d.reason for d in parsed.diagnostics)
+
     def test_fenced_json_inside_a_call_tag(self) -> None:
         parsed = parse_response('<tool_call>\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\n</tool_call> Done.')
         assert [(c.name, c.arguments, c.format) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"}, "hermes")]
@@ -148,6 +164,14 @@ class TestJson:
     def test_function_wrapper_and_tool_args_variants(self) -> None:
         assert calls_of('{"type": "function", "function": {"name": "f", "arguments": {"a": 1}}}') == one("f", a=1)
         assert calls_of('{"tool": "f", "args": {"a": 1}}') == one("f", a=1)
+
+    def test_after_a_lead_in_on_the_same_line(self) -> None:
+        parsed = parse_response('Here is the function call: {"name": "f", "parameters": {"a": "b"}}')
+        assert names_args(parsed.tool_calls) == one("f", a="b")
+        assert parsed.content == "Here is the function call:"
+
+    def test_after_a_lead_in_on_the_same_line_but_prose_follows_is_not_a_call(self) -> None:
+        assert parse_response('The format is: {"name": "f", "arguments": {}} and then you wait.').tool_calls == []
 
     def test_xlam_v1_thought_and_tool_calls_wrapper(self) -> None:
         text = '{"thought": "I need the weather.", "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}'
@@ -331,6 +355,10 @@ class TestMistral:
         ('<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]', "granite"),
         ('<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]<|/tool_call|>', "granite"),  # Phi-4-mini
         ('<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>', "jamba"),
+        ('<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>', "jamba"),  # Llama-Nemotron
+        ('<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>', "kimi_k2"),
+        ('<|python_tag|>get_weather(city="Paris")<|eom_id|>', "llama"),
+        ('<|python_tag|>[get_weather(city="Paris")]', "llama"),
         ('<|START_ACTION|>[{"tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>', "command_r"),
         ('Action: ```json\n[{"tool_name": "get_weather", "parameters": {"city": "Paris"}}]\n```', "command_r"),
         ('functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]', "functools"),
@@ -352,6 +380,12 @@ def test_tagged_family_reads_its_published_syntax(text: str, family: str) -> Non
     assert names_args(parsed.tool_calls) == one("get_weather", city="Paris")
     assert parsed.tool_calls[0].format == family
     assert parsed.content == "Let me check."
+
+
+def test_python_tag_with_code_is_not_a_tool_call() -> None:
+    """Llama's code-interpreter mode: builtins without tools, unoffered names with tools."""
+    assert parse_response('<|python_tag|>print("hello")<|eom_id|>').tool_calls == []
+    assert parse_response('<|python_tag|>compute(x=1)', tools=[{"name": "get_weather"}]).tool_calls == []
 
 
 def test_kimi_keeps_the_call_id() -> None:

@@ -55,6 +55,8 @@ class DeepseekFamily(CallFamily):
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
         cursor = pos + len(trigger) if trigger in CALLS_BEGIN else pos
+        if trigger not in CALLS_BEGIN and not _separated(text, cursor + len(trigger)):
+            return None  # a bare call token with no tool separator: Kimi-K2's spelling, or no call
         end = cursor
         while True:
             token = _TOKEN.match(text, _skip(text, cursor))
@@ -127,6 +129,12 @@ def _fenced_arguments(tail: str) -> tuple[str, str] | None:
     if body.rstrip().endswith("```"):
         body = body.rstrip()[:-3]
     return name, body
+
+
+def _separated(text: str, body_start: int) -> bool:
+    """Does the call opening at ``body_start`` have a tool separator before its end?"""
+    token = _TOKEN.search(text, body_start)
+    return token is not None and token.group() in SEP
 
 
 def _skip(text: str, pos: int) -> int:

@@ -148,6 +148,8 @@ class HermesFamily(CallFamily):
         if found is None:
             return None
         calls, diagnostics = found
+        if close > jend:  # several call objects may share one block: {...}\n{...}</tool_call>
+            jend = self._more_values(text, jend, close, calls, diagnostics)
         after = _skip_ws(text, jend, len(text))
         closed = text.startswith(closer, after)
         if closed:
@@ -160,6 +162,42 @@ class HermesFamily(CallFamily):
             return None
         # the JSON ended and its closer follows: later text cannot change the read
         return Extraction(end, calls, diagnostics, final=closed)
+
+    def _more_values(self, text: str, jend: int, close: int, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> int:
+        """Further call values after the first, up to the block's closer; returns where they end.
+
+        Each value is decoded where it stands (linear in its own length); the
+        lenient reader, which reads up to the closer, gets at most
+        ``_MAX_LENIENT_VALUES`` tries a block, which keeps a block of many
+        broken values linear. What is not a call stops the run (stray text
+        inside the block, absorbed as before); call-shaped text left unread
+        is reported, never dropped silently.
+        """
+        lenient_reads = 0
+        while True:
+            nxt = _skip_ws(text, jend, close)
+            if nxt < close and text[nxt] in ",;":
+                nxt = _skip_ws(text, nxt + 1, close)
+            if nxt >= close or text[nxt] not in "{[":
+                return jend
+            try:
+                value, stop = _DECODER.raw_decode(text, nxt)
+                repairs: list[str] = []
+            except (ValueError, RecursionError):
+                if lenient_reads == _MAX_LENIENT_VALUES:
+                    diagnostics.append(unparseable(self.name, f"more than {_MAX_LENIENT_VALUES} values needing repair in one block; the rest was not read", text[nxt:close], nxt))
+                    return close
+                lenient_reads += 1
+                try:
+                    value, stop, repairs = decode_json_at(text, nxt, close)
+                except ValueError:
+                    return jend
+            found = calls_from_value(value, self.name, text[nxt:stop], repairs) if stop <= close else None
+            if found is None:
+                return jend
+            calls.extend(found[0])
+            diagnostics.extend(found[1])
+            jend = stop
 
     def _name_then_json(self, text: str, pos: int, line: re.Match[str], limit: int, close: int, closer: str) -> Extraction | None:
         """``<tool_call>\\nNAME\\n{args}</tool_call>``: name on its own line, then the arguments."""
@@ -229,6 +267,8 @@ class HermesFamily(CallFamily):
         )
 
 
+#: values needing the lenient reader after a block's first call (each read runs to the closer)
+_MAX_LENIENT_VALUES = 8
 #: a block's JSON may hold its own opening tag in strings this many times
 _MAX_REOPENS = 8
 

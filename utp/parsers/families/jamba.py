@@ -1,7 +1,8 @@
 """AI21 Jamba (and Hunyuan): ``<tool_calls>[{"name": ..., "arguments": {...}}]</tool_calls>``.
 
 One tag pair around a JSON list of calls; a single object is accepted, and
-a missing closing tag at the end of output is tolerated.
+a missing closing tag at the end of output is tolerated. Llama-Nemotron
+writes the same list between ``<TOOLCALL>`` and ``</TOOLCALL>``.
 """
 
 from __future__ import annotations
@@ -15,18 +16,20 @@ from utp.types import ToolCall
 
 OPEN = "<tool_calls>"
 CLOSE = "</tool_calls>"
+#: opening tag -> closing tag (Jamba/Hunyuan, Llama-Nemotron)
+PAIRS = {OPEN: CLOSE, "<TOOLCALL>": "</TOOLCALL>"}
 
 
 @register_family
 class JambaFamily(CallFamily):
     name = "jamba"
-    triggers = (OPEN,)
+    triggers = tuple(PAIRS)
     priority = 50
-    aliases = ("hunyuan", "hunyuan_a13b", "tool_calls_xml")
-    summary = '<tool_calls>[{"name": ..., "arguments": {...}}]</tool_calls>'
+    aliases = ("hunyuan", "hunyuan_a13b", "tool_calls_xml", "nemotron", "llama_nemotron")
+    summary = '<tool_calls>[{"name": ..., "arguments": {...}}]</tool_calls> (Llama-Nemotron: <TOOLCALL>[...]</TOOLCALL>)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        return extract_tagged_json(self.name, text, pos, pos + len(OPEN), (CLOSE,))
+        return extract_tagged_json(self.name, text, pos, pos + len(trigger), (PAIRS[trigger],))
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         body = json.dumps([{"name": c.name, "arguments": c.arguments} for c in calls], ensure_ascii=False)

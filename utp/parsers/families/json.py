@@ -9,8 +9,8 @@ explanation. So position and shape decide, before any full parse:
 
 * the object is call-shaped (name + arguments keys, nothing else that would
   make it data), and
-* it starts the content, or it starts a line after prose ending in ``:``
-  ("Here is the call:") and nothing but more calls follows it, or the tools
+* it starts the content, or it follows prose ending in ``:`` ("Here is the
+  call:", on the same line or the next) and nothing but more calls follows it, or the tools
   offered include its name (or a close misspelling) and it stands on its own
   line.
 
@@ -44,6 +44,8 @@ _KEY_HEAD = (
     + r")(?![\w\-])"
 )
 _LOOKBACK = 240
+#: a lead-in is prose: a line holding these is JSON (``"function": {`` inside an object), not a sentence
+_JSON_PUNCTUATION = re.compile(r"[{\[\"]")
 REASONING_CLOSERS = tuple(closer for _, closer in REASONING_TAGS)
 #: what may still grow into a call-shaped start (streaming: wait for more text)
 _GROWABLE = {"{": re.compile(r"\s*\\?[\"']?"), "[": re.compile(r"\s*(?:\{\s*[\"']?)?")}
@@ -100,6 +102,9 @@ class JsonFamily(CallFamily):
         if pos == 0 or (pos <= _LOOKBACK and before.isspace()) or _after_reasoning(before):
             return "start"
         line_start = before.rfind("\n")
+        line = before[line_start + 1 :]
+        if line.rstrip(" \t").endswith(":") and not _JSON_PUNCTUATION.search(line):
+            return "after_lead_in"  # "Here is the call: {...}" on one line of prose (must end the response)
         if line_start < 0 or before[line_start + 1 :].strip():
             return None  # inline in a sentence
         prose = before[:line_start].rstrip()

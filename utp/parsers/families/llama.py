@@ -4,7 +4,10 @@ Meta's format: after ``<|python_tag|>`` the model writes either a JSON call
 (``{"name": ..., "parameters": ...}``, several separated by ``;``) or a call
 of a built-in tool, ``brave_search.call(query="...")`` /
 ``wolfram_alpha.call(query="...")``, and ends with ``<|eom_id|>`` or
-``<|eot_id|>``. Built-in calls are read with :mod:`ast` as literals only:
+``<|eot_id|>``. Llama 3.2 also writes python-style calls there
+(``get_weather(city="Paris")`` or a ``[...]`` list of them), read like the
+pythonic family's (with tools offered, every name must be one of them).
+Built-in and python-style calls are read with :mod:`ast` as literals only:
 nothing is evaluated. ``<|python_tag|>`` followed by ordinary code is the
 code-interpreter mode: a call of ``code_interpreter(code=...)`` only when that
 tool is offered; otherwise, like JSON that is not a call (a final answer or a
@@ -15,12 +18,16 @@ Stray ``<|eom_id|>``/``<|eot_id|>`` end-of-turn tokens are removed.
 from __future__ import annotations
 
 import ast
+import builtins
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import build_call, extract_tagged_json, skip_ws
+from utp.parsers.families.pythonic import MAX_SPAN, build_python_calls, names_offered_tool
+from utp.parsers.pyliteral import LiteralError, parse_calls
 from utp.parsers.textscan import find_forward
 from utp.types import ToolCall
 
@@ -29,6 +36,10 @@ TRAILERS = ("<|eom_id|>", "<|eot_id|>")
 #: Llama 3.1's built-in tools, called as ``NAME.call(...)``
 BUILTINS = frozenset({"brave_search", "wolfram_alpha", "photogen"})
 CODE_TOOL = "code_interpreter"
+#: with no tools to check names against, a call of one of these is code, not a tool call
+_PYTHON_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
+#: a list of python-style calls rather than JSON: ``[name(``
+_PYTHON_LIST = re.compile(r"\[\s*[A-Za-z_]")
 
 
 @register_family
@@ -44,7 +55,7 @@ class LlamaFamily(CallFamily):
             return Extraction(pos + len(trigger))
         body = pos + len(TAG)
         start = skip_ws(text, body)
-        if start < len(text) and text[start] in "{[":
+        if start < len(text) and text[start] in "{[" and _PYTHON_LIST.match(text, start) is None:
             found = extract_tagged_json(self.name, text, pos, start, TRAILERS, require_arguments=True)
             return found if found is None or found.calls or found.diagnostics else None
         stop, trailer = _body_end(text, start)
@@ -56,10 +67,30 @@ class LlamaFamily(CallFamily):
         if builtin is not None:
             call, diagnostics = build_call(builtin[0], builtin[1], self.name, text[pos:end])
             return Extraction(end, [call] if call else [], diagnostics)
+        python = self._python_calls(text, pos, end, code, ctx)
+        if python is not None:
+            return python
         if ctx.tool(CODE_TOOL) is not None:
             call, diagnostics = build_call(CODE_TOOL, {"code": code}, self.name, text[pos:end])
             return Extraction(end, [call] if call else [], diagnostics)
         return None
+
+    def _python_calls(self, text: str, pos: int, end: int, code: str, ctx: ParseContext) -> Extraction | None:
+        """``get_weather(city="Paris")`` or ``[f(), g()]`` after the tag; None for other code."""
+        if len(code) > MAX_SPAN:
+            return None
+        try:
+            raws, repairs = parse_calls(code, one_per_line=True)
+        except LiteralError:
+            return None
+        if not raws:
+            return None
+        if ctx.has_tools and not all(names_offered_tool(raw.name, ctx) for raw in raws):
+            return None  # code for an interpreter, not calls of the offered tools
+        if not ctx.has_tools and any(raw.name in _PYTHON_BUILTINS or "." in raw.name for raw in raws):
+            return None  # print(...), robot.parse(...): code-interpreter input, not a tool call
+        calls, diagnostics = build_python_calls(self.name, raws, repairs, text[pos:end], pos, ctx)
+        return Extraction(end, calls, diagnostics)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         parts = []

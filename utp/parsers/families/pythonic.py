@@ -88,6 +88,19 @@ def names_offered_tool(name: str, ctx: ParseContext) -> bool:
     return ctx.tool(name) is not None or resolve_name(name, ctx).known
 
 
+def build_python_calls(
+    family: str, raws: list[RawCall], repairs: list[str], raw_text: str, pos: int, ctx: ParseContext
+) -> tuple[list[ToolCall], list[Diagnostic]]:
+    """ToolCalls from python-style calls, arguments typed by the offered tools (for every family writing them)."""
+    diagnostics: list[Diagnostic] = []
+    calls = []
+    for raw in raws:
+        call_repairs = list(repairs)
+        arguments = arguments_of(raw, ctx.tool(raw.name), call_repairs)
+        calls.append(make_call(family, raw.name, arguments, raw_text, pos, call_repairs, diagnostics))
+    return calls, diagnostics
+
+
 def arguments_of(raw: RawCall, tool: Tool | None, repairs: list[str]) -> dict[str, Any]:
     """Keyword arguments, plus positional ones mapped onto the tool's parameter order."""
     arguments = dict(raw.keywords)
@@ -172,13 +185,7 @@ class PythonicFamily(CallFamily):
     def _extraction(
         self, text: str, pos: int, end: int, raws: list[RawCall], repairs: list[str], ctx: ParseContext
     ) -> Extraction:
-        diagnostics: list[Diagnostic] = []
-        calls = []
-        raw_text = text[pos:end]
-        for raw in raws:
-            call_repairs = list(repairs)
-            arguments = arguments_of(raw, ctx.tool(raw.name), call_repairs)
-            calls.append(make_call(self.name, raw.name, arguments, raw_text, pos, call_repairs, diagnostics))
+        calls, diagnostics = build_python_calls(self.name, raws, repairs, text[pos:end], pos, ctx)
         return Extraction(end=end, calls=calls, diagnostics=diagnostics)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
