@@ -166,38 +166,41 @@ class HermesFamily(CallFamily):
     def _more_values(self, text: str, jend: int, close: int, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> int:
         """Further call values after the first, up to the block's closer; returns where they end.
 
-        Each value is decoded where it stands (linear in its own length); the
-        lenient reader, which reads up to the closer, gets at most
-        ``_MAX_LENIENT_VALUES`` tries a block, which keeps a block of many
-        broken values linear. What is not a call stops the run (stray text
-        inside the block, absorbed as before); call-shaped text left unread
-        is reported, never dropped silently.
+        The rest of the block is copied once and values are decoded inside the
+        copy, so a failing decode (whose error counts the lines before it)
+        costs at most the block's length, not the text's. The lenient reader
+        gets at most ``_MAX_LENIENT_VALUES`` tries a block; with that the work
+        stays linear. What is not a call stops the run (stray text inside the
+        block, absorbed as before); call-shaped text left unread is reported,
+        never dropped silently.
         """
+        block = text[jend:close]
+        at = 0
         lenient_reads = 0
         while True:
-            nxt = _skip_ws(text, jend, close)
-            if nxt < close and text[nxt] in ",;":
-                nxt = _skip_ws(text, nxt + 1, close)
-            if nxt >= close or text[nxt] not in "{[":
-                return jend
+            nxt = _skip_ws(block, at, len(block))
+            if nxt < len(block) and block[nxt] in ",;":
+                nxt = _skip_ws(block, nxt + 1, len(block))
+            if nxt >= len(block) or block[nxt] not in "{[":
+                return jend + at
             try:
-                value, stop = _DECODER.raw_decode(text, nxt)
+                value, stop = _DECODER.raw_decode(block, nxt)
                 repairs: list[str] = []
             except (ValueError, RecursionError):
                 if lenient_reads == _MAX_LENIENT_VALUES:
-                    diagnostics.append(unparseable(self.name, f"more than {_MAX_LENIENT_VALUES} values needing repair in one block; the rest was not read", text[nxt:close], nxt))
+                    diagnostics.append(unparseable(self.name, f"more than {_MAX_LENIENT_VALUES} values needing repair in one block; the rest was not read", block[nxt:], jend + nxt))
                     return close
                 lenient_reads += 1
                 try:
-                    value, stop, repairs = decode_json_at(text, nxt, close)
+                    value, stop, repairs = decode_json_at(block, nxt)
                 except ValueError:
-                    return jend
-            found = calls_from_value(value, self.name, text[nxt:stop], repairs) if stop <= close else None
+                    return jend + at
+            found = calls_from_value(value, self.name, block[nxt:stop], repairs)
             if found is None:
-                return jend
+                return jend + at
             calls.extend(found[0])
             diagnostics.extend(found[1])
-            jend = stop
+            at = stop
 
     def _name_then_json(self, text: str, pos: int, line: re.Match[str], limit: int, close: int, closer: str) -> Extraction | None:
         """``<tool_call>\\nNAME\\n{args}</tool_call>``: name on its own line, then the arguments."""
