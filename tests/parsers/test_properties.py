@@ -275,6 +275,9 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
         "nested [..]": lambda n: "[" * (n // 2) + "]" * (n // 2),
         'nested {"a":..}': lambda n: '{"a":' * (n // 5) + "}" * (n // 5),
         "open quote after trigger": lambda n: '<tool_call>{"name": "f", "arguments": {"a": "' + "x" * n,
+        "weak tags around plain JSON": lambda n: '<tools>{"a": "' * (n // 14),
+        "call-shaped hermes heads": lambda n: '<tool_call>{"name": ' * (n // 20),
+        "blocks with a broken second value": lambda n: '<tool_call>{"name": "f", "arguments": {}}\n{bad: [}</tool_call>\n' * (n // 60),
     }
     for label, build in shared.items():
         cases.append(("auto", label, build))
