@@ -2,9 +2,10 @@
 
 Llama 3.2/4 and BFCL's prompt mode write a bare list; LFM2 wraps it in
 ``<|tool_call_start|>...<|tool_call_end|>``; OLMo-3 writes one call per line
-inside ``<function_calls>...</function_calls>`` with no brackets; Gemma 3,
-prompted the way Google documents, writes ```` ```tool_code ```` fences
-holding calls (a JSON body in such a fence is the fenced family's). Arguments
+inside ``<function_calls>...</function_calls>`` with no brackets. Gemma 3
+writes the bracket list when prompted as Google's guide does, and
+```` ```tool_code ```` fences holding calls under the prompts widely used
+for it (a JSON body in such a fence is the fenced family's). Arguments
 are read by :mod:`utp.parsers.pyliteral`, which accepts literals only: nothing
 is evaluated or called, ever.
 
