@@ -278,6 +278,10 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
         "weak tags around plain JSON": lambda n: '<tools>{"a": "' * (n // 14),
         "call-shaped hermes heads": lambda n: '<tool_call>{"name": ' * (n // 20),
         "blocks with a broken second value": lambda n: '<tool_call>{"name": "f", "arguments": {}}\n{bad: [}</tool_call>\n' * (n // 60),
+        "harmony call heads": lambda n: '<|channel|>commentary to=functions.f <|message|>{"a": ' * (n // 55),
+        "qwen3 JSON bodies cut short": lambda n: '<tool_call><function=f>{"a": </function></tool_call>' * (n // 50),
+        "functionary bodies cut short": lambda n: '<function=f>{"a": </function>' * (n // 29),
+        "functionary recipients": lambda n: '>>>f\n{"a": ' * (n // 11),
     }
     for label, build in shared.items():
         cases.append(("auto", label, build))

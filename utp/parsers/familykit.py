@@ -13,6 +13,7 @@ from typing import Any
 
 from utp.parsers.base import Extraction
 from utp.parsers.jsonrepair import decode_json_at
+from utp.parsers.textscan import nth_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _DECODER = json.JSONDecoder()
@@ -71,15 +72,40 @@ def identifier_safe(name: str) -> str:
     return name.replace(" ", "_").replace("-", "_").replace(".", "_")
 
 
-def read_json_at(text: str, pos: int, end: int | None = None) -> tuple[Any, int, list[str]] | None:
+#: valid JSON may carry the caller's closing token inside strings this many times
+MAX_CLOSERS_INSIDE = 8
+
+
+def closer_bound(text: str, closer: str, pos: int) -> int:
+    """Where valid JSON at ``pos`` must end: before the ``MAX_CLOSERS_INSIDE``-th next ``closer``.
+
+    A value may mention its own closing token in a string, so the first
+    closer does not end it; but decoding from every opener of a text full of
+    openers to the end would be quadratic. A bound a fixed number of closers
+    ahead keeps the total linear; with fewer closers left, the whole text.
+    """
+    at = nth_forward(text, closer, pos, MAX_CLOSERS_INSIDE)
+    return len(text) if at < 0 else at
+
+
+def read_json_at(text: str, pos: int, end: int | None = None, bound: int | None = None) -> tuple[Any, int, list[str]] | None:
     """The JSON value starting exactly at ``pos`` (not past ``end``): ``(value, end, repairs)`` or None.
 
-    Valid JSON goes through the C decoder, whole (a closing tag inside a JSON
-    string does not cut it short); otherwise the lenient reader of
-    :mod:`utp.parsers.jsonrepair` reads the value's extent, so one broken
-    quote costs a named repair, not the call.
+    Valid JSON goes through the C decoder within ``bound`` (default: ``end``;
+    neither given: the whole text). A bound past ``end`` lets a value carry
+    the caller's closing tag inside a string (an argument that *talks about*
+    the tag) and still be read whole. The decode runs on the slice up to the
+    bound, not on the text: a failing decode builds an error that counts the
+    lines before its position, which over many openers in one text would be
+    quadratic. Otherwise the lenient reader of :mod:`utp.parsers.jsonrepair`
+    reads the value's extent within ``end``, so one broken quote costs a
+    named repair, not the call.
     """
+    limit = len(text) if bound is None and end is None else min(len(text), max(end or 0, bound or 0))
     try:
+        if limit < len(text):
+            value, stop = _DECODER.raw_decode(text[pos:limit])
+            return value, pos + stop, []
         value, stop = _DECODER.raw_decode(text, pos)
         return value, stop, []
     except (ValueError, RecursionError):
@@ -88,4 +114,3 @@ def read_json_at(text: str, pos: int, end: int | None = None) -> tuple[Any, int,
         return decode_json_at(text, pos, end)
     except (ValueError, RecursionError):
         return None
-

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import make_call, read_json_at, unreadable
+from utp.parsers.familykit import closer_bound, make_call, read_json_at, unreadable
 from utp.parsers.textscan import find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -50,7 +50,7 @@ class FunctionaryFamily(CallFamily):
             return None
         diagnostics: list[Diagnostic] = []
         close = find_forward(text, FUNCTION_END, body)
-        read = read_json_at(text, body, None if close == -1 else close)
+        read = read_json_at(text, body, None if close == -1 else close, closer_bound(text, FUNCTION_END, body))
         if read is None or not isinstance(read[0], dict):
             if close == -1:
                 return unreadable(self.name, text, pos, len(text), f"arguments of {name!r} are not a complete JSON object", kind=DiagnosticKind.TRUNCATED)
@@ -75,7 +75,7 @@ class FunctionaryFamily(CallFamily):
         if not text.startswith("{", body):
             return None
         following = find_forward(text, RECIPIENT, body)
-        read = read_json_at(text, body, None if following == -1 else following)
+        read = read_json_at(text, body, None if following == -1 else following, closer_bound(text, RECIPIENT, body))
         if read is None or not isinstance(read[0], dict):
             end = len(text) if following == -1 else following
             return unreadable(self.name, text, pos, end, f"arguments of {name!r} are not a JSON object")
@@ -93,3 +93,4 @@ class FunctionaryFamily(CallFamily):
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "".join(f"{FUNCTION}{call.name}>{json.dumps(call.arguments, ensure_ascii=False)}{FUNCTION_END}" for call in calls)
+

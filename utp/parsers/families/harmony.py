@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import identifier_safe, make_call, read_json_at, unreadable
+from utp.parsers.familykit import closer_bound, identifier_safe, make_call, read_json_at, unreadable
 from utp.parsers.textscan import bounded_find, find_first, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -88,7 +88,8 @@ class HarmonyFamily(CallFamily):
         if json_start == body_end:
             end = body_end
         else:
-            read = read_json_at(text, json_start, body_end if terminator else None)
+            # special tokens all open with "<|": a value naming one in a string is still read whole
+            read = read_json_at(text, json_start, body_end if terminator else None, closer_bound(text, "<|", body_end))
             if read is None or not isinstance(read[0], dict):
                 end = body_end + (len(terminator) if terminator in _STRAY_ENDS else 0)
                 kind = DiagnosticKind.TRUNCATED if not terminator else DiagnosticKind.UNPARSEABLE
