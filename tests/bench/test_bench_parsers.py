@@ -92,6 +92,7 @@ def _hostile(kind: str, size: int) -> str:
         "weak_tag_strings": '<tools>{"a": "',
         "tag_call_heads": '<tool_call>{"name": ',
         "harmony_heads": '<|channel|>commentary to=functions.f <|message|>{"a": ',
+        "functionary_heads": '>>>f\n{"a": ',
         "fence_openers": "```json\n",
     }[kind]
     return unit * (size // len(unit))
@@ -99,7 +100,7 @@ def _hostile(kind: str, size: int) -> str:
 
 HOSTILE_KINDS = [
     "unclosed_tool_call", "unclosed_qwen", "unclosed_pythonic", "unclosed_mistral", "unclosed_gemma", "braces", "brackets",
-    "braces_spaced", "json_call_heads", "json_call_lines", "weak_tag_strings", "tag_call_heads", "harmony_heads", "fence_openers",
+    "braces_spaced", "json_call_heads", "json_call_lines", "weak_tag_strings", "tag_call_heads", "harmony_heads", "functionary_heads", "fence_openers",
     "json_call_heads+close", "json_call_lines+close",
 ]
 
