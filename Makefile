@@ -62,15 +62,19 @@ eval: $(STAMP)
 		$(EVAL_ARGS)
 
 # Re-record the embedded models' cassettes (what `make eval` replays with no
-# server): every format preset over all the core suites, then the first
-# BFCL_LIMIT items of each BFCL category. Slow: hours on 2 cores (one model per
-# core); --resume makes it safe to stop and continue, or to deepen BFCL_LIMIT.
-BFCL_LIMIT ?= 2
+# server): every format preset over all the core suites, then the BFCL sample
+# deepened two items per category at a time up to BFCL_LIMIT, so a recording
+# stopped at any point still covers every category alike. Slow: hours on 2
+# cores (one model per core); --resume makes it safe to stop and continue, or
+# to deepen BFCL_LIMIT later.
+BFCL_LIMIT ?= 12
 RECORD_ARGS := --formats all --record --resume --options num_predict=128,num_thread=1 --no-reports
 record-local: $(LOCAL_STAMP)
 	for model in local:smollm2-135m local:gemma3-270m; do \
 		( $(BIN)/utp eval --model $$model --suite core $(RECORD_ARGS) && \
-		  $(BIN)/utp eval --model $$model --suite bfcl --limit $(BFCL_LIMIT) $(RECORD_ARGS) ) & \
+		  for limit in $$(seq 2 2 $(BFCL_LIMIT)) $(BFCL_LIMIT); do \
+		    $(BIN)/utp eval --model $$model --suite bfcl --limit $$limit $(RECORD_ARGS) || exit 1; \
+		  done ) & \
 	done; wait
 	$(BIN)/utp report
 
