@@ -31,8 +31,9 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import build_call, calls_from_value, unparseable
+from utp.parsers.familykit import closer_bound
 from utp.parsers.jsonrepair import decode_json_at, loads_lenient
-from utp.parsers.textscan import find_forward, nth_forward
+from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _DECODER = json.JSONDecoder()
@@ -115,7 +116,8 @@ class HermesFamily(CallFamily):
             reopened = find_forward(text, opener, cursor)
             if _NAME_KEY_TEXT.search(text, cursor, len(text) if reopened < 0 else reopened) is None:
                 return None
-        bound = _reopen_bound(text, opener, cursor)
+        # valid JSON may name its own opening tag in strings: it must end before a few reopens
+        bound = closer_bound(text, opener, cursor)
         if strong or _QUOTED_NAME_KEY.search(text[cursor:bound].lower()) is not None:
             whole, still_open = _valid_json_before(text, cursor, bound, close)
         else:  # valid JSON here has no name key, so is no call; only the lenient reader below may see one
@@ -272,23 +274,6 @@ class HermesFamily(CallFamily):
 
 #: values needing the lenient reader after a block's first call (each read runs to the closer)
 _MAX_LENIENT_VALUES = 8
-#: a block's JSON may hold its own opening tag in strings this many times
-_MAX_REOPENS = 8
-
-
-def _reopen_bound(text: str, opener: str, cursor: int) -> int:
-    """Where this block's JSON must end: before the opener's ``_MAX_REOPENS``-th next occurrence.
-
-    Valid JSON can carry ``<tool_call>`` and ``</tool_call>`` inside strings
-    (an argument that *talks about* the tag), so neither ends the JSON by
-    itself; but reading from every opener to the end of a text full of
-    openers would be quadratic. Bounding each read by a fixed number of
-    later openers keeps the total linear.
-    """
-    at = nth_forward(text, opener, cursor, _MAX_REOPENS)
-    return len(text) if at < 0 else at
-
-
 def _valid_json_before(text: str, cursor: int, bound: int, close: int) -> tuple[tuple[Any, int] | None, bool]:
     """Valid JSON at ``cursor`` ending before ``bound``: ``((value, end), False)``.
 
