@@ -282,6 +282,7 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
         "qwen3 JSON bodies cut short": lambda n: '<tool_call><function=f>{"a": </function></tool_call>' * (n // 50),
         "functionary bodies cut short": lambda n: '<function=f>{"a": </function>' * (n // 29),
         "functionary recipients": lambda n: '>>>f\n{"a": ' * (n // 11),
+        "many calls before one closer": lambda n: "<|python_tag|>" + '{"name": "f", "parameters": {}}; ' * (n // 33) + "<|eom_id|>",
     }
     for label, build in shared.items():
         cases.append(("auto", label, build))

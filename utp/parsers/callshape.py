@@ -237,9 +237,14 @@ def extract_tagged_json(
     calls: list[ToolCall] = []
     diagnostics: list[Diagnostic] = []
     end = cursor
+    # Values are decoded inside one copy of the window up to the closer: decoding each on a
+    # fresh slice to the closer would cost the window's length per value (quadratic in the
+    # number of values), and a failing decode on the whole text counts its lines from the start.
+    window, offset = (text[cursor:limit], cursor) if limit < len(text) else (text, 0)
     while cursor < limit and text[cursor] in "{[":
         try:
-            value, jend, repairs = decode_json_at(text, cursor, limit)
+            value, jend, repairs = decode_json_at(window, cursor - offset)
+            jend += offset
         except ValueError as exc:
             stop = limit
             for closer in closers:
