@@ -51,3 +51,11 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for key in sorted(k for k in MEDIANS if k.startswith("hostile:") and k.endswith(":1MB")):
         ratio = f" = {MEDIANS[key] / reference:.1f}x json.loads" if reference else ""
         write(f"{key[8:]}: {MEDIANS[key] * 1e3:.1f} ms{ratio} (target <= 100 ms)")
+    floods = {k[6:]: v for k, v in MEDIANS.items() if k.startswith("flood:")}
+    if floods:
+        over = sorted(((v, k) for k, v in floods.items() if v > 0.1), reverse=True)
+        worst = max(floods.items(), key=lambda kv: kv[1])
+        write(f"1 MB of one never-closed trigger, {len(floods)} kinds: {len(floods) - len(over)} within 100 ms; "
+              f"median {statistics.median(floods.values()) * 1e3:.1f} ms, worst {worst[1] * 1e3:.1f} ms ({worst[0]})")
+        for seconds, key in over:
+            write(f"  over target: {key} {seconds * 1e3:.1f} ms")

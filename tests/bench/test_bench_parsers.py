@@ -116,6 +116,23 @@ def test_bench_hostile(benchmark, file_median, kind: str, size: str) -> None:
     file_median(f"hostile:{kind}:{size}")
 
 
+def _every_trigger() -> list[str]:
+    scanner = get_parser("auto", [Tool("f")], allow_bash=True).scanner
+    return sorted(scanner.content_triggers)
+
+
+@pytest.mark.parametrize("after", ["", "\n"], ids=["bare", "newline"])
+@pytest.mark.parametrize("trigger", _every_trigger())
+def test_bench_opener_flood(benchmark, file_median, trigger: str, after: str) -> None:
+    """A megabyte of one trigger (every family's, reasoning tags included), each never closed."""
+    parser = get_parser("auto", [Tool("f")], allow_bash=True)
+    unit = trigger + after
+    text = unit * (SIZES["1MB"] // len(unit))
+    parsed = benchmark.pedantic(parser.parse, args=(text,), rounds=3, iterations=1, warmup_rounds=1)
+    assert not parsed.tool_calls
+    file_median(f"flood:{unit!r}")
+
+
 @pytest.mark.parametrize("size", list(SIZES), ids=str)
 def test_bench_json_loads_reference(benchmark, file_median, size: str) -> None:
     """Valid JSON of the same size through the C decoder: the floor for the hostile cases."""

@@ -300,6 +300,14 @@ def test_harmony_non_json_arguments_are_unparseable() -> None:
     assert kinds(parsed) == [DiagnosticKind.UNPARSEABLE]
 
 
+def test_harmony_arguments_may_name_many_other_special_tokens() -> None:
+    """Only body-ending tokens bound the JSON read: other markup in a string, however much, stays text."""
+    arguments = {"note": "<|call|>" + "<|action_start|><|interpreter|>" * 6, "x": 1}
+    text = get_family("harmony").render([ToolCall("f", arguments)])
+    parsed = parse_response(text, tools=[{"name": "f"}], format="harmony")
+    assert [(c.name, c.arguments, c.repairs) for c in parsed.tool_calls] == [("f", arguments, [])]
+
+
 def test_harmony_render_matches_gpt_oss_output() -> None:
     text = get_family("harmony").render([ToolCall("f", {"a": 1}), ToolCall("g", {})])
     assert text == (

@@ -83,6 +83,38 @@ def test_a_call_without_its_closing_tag_waits_for_the_lookahead() -> None:
     assert [e.call.name for e in events if isinstance(e, CallReady)] == ["get_weather"]
 
 
+def _reads_and_calls(chunks: list[str]) -> tuple[int, list[ToolCall]]:
+    import utp.parsers.streaming as streaming
+
+    with patch.object(streaming, "try_extract", wraps=streaming.try_extract) as reads:
+        events, _ = stream_parse(chunks, tools=TOOLS)
+    return reads.call_count, [e.call for e in events if isinstance(e, CallReady)]
+
+
+def test_a_closer_arriving_after_a_found_call_completes_it_without_a_second_read() -> None:
+    """The JSON closed first, its ``</tool_call>`` a line later: one read per call, same calls as one-shot."""
+    text = get_family("hermes").render([ToolCall("get_weather", {"city": "Paris"}), ToolCall("get_time", {})])
+    reads, calls = _reads_and_calls(text.splitlines(keepends=True))
+    expected = parse_response(text, tools=TOOLS).tool_calls
+    assert reads == 2
+    assert [(c.name, c.arguments, c.raw, c.repairs) for c in calls] == [(c.name, c.arguments, c.raw, c.repairs) for c in expected]
+
+
+def test_text_other_than_the_closer_after_a_found_call_is_read_again() -> None:
+    """A second call object before the closer changes the block's reading: no shortcut there."""
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {}}\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+    reads, calls = _reads_and_calls(text.splitlines(keepends=True))
+    assert reads > 1
+    assert [c.name for c in calls] == ["get_weather", "get_time"]
+
+
+def test_repaired_json_waits_for_a_full_read_when_its_closer_comes() -> None:
+    """A truncation repair depends on where the text ends, so a closer after it is not taken on trust."""
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}\n</tool_call> ok'
+    content, calls, _ = run_chunks([text[:60], text[60:70], text[70:]], tools=TOOLS)
+    assert (content, calls) == one_shot(text, tools=TOOLS)
+
+
 def test_reasoning_streams_as_thinking() -> None:
     content, calls, events = run_chunks(["<thi", "nk>weighing ", "options</th", "ink>Answer: 4"])
     assert "".join(e.text for e in events if isinstance(e, ThinkingDelta)) == "weighing options"

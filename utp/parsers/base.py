@@ -55,6 +55,11 @@ class Extraction:
     ``final`` says that no text after ``end`` could change this extraction (the
     family consumed an explicit closing marker): a stream announces the calls
     the moment they close instead of waiting to see whether a closer follows.
+    ``closer`` is for an extraction that is not final because an optional
+    closing marker may still follow: when only whitespace and then ``closer``
+    come after ``end``, ``extract`` on that longer text gives this same
+    extraction, final, ending after the closer. A stream completes it that way
+    instead of reading the span again.
     """
 
     end: int
@@ -63,6 +68,7 @@ class Extraction:
     start: int | None = None
     thinking: str = ""
     final: bool = False
+    closer: str = ""
 
 
 class CallFamily(ABC):

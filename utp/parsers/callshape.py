@@ -203,6 +203,12 @@ def skip_ws(text: str, pos: int, limit: int | None = None) -> int:
     return pos
 
 
+#: the scan lookahead for a tag whose body :func:`extract_tagged_json` reads: it skips whitespace
+#: (``\s`` in a str pattern is exactly ``str.isspace``), reports the end of the text as truncated,
+#: and returns None unless ``{`` or ``[`` comes next, so nothing else after the tag is a call
+TAGGED_JSON_HEAD = r"\s*+(?:[{\[]|\Z)"
+
+
 def extract_tagged_json(
     family: str,
     text: str,

@@ -88,6 +88,16 @@ def closer_bound(text: str, closer: str, pos: int) -> int:
     return len(text) if at < 0 else at
 
 
+def closers_bound(text: str, closers: tuple[str, ...], pos: int) -> int:
+    """:func:`closer_bound` for a body several tokens can end: the nearest of their bounds.
+
+    Only the tokens that really end the body count, so a value may mention
+    other markup (another family's special tokens) in its strings as often as
+    it likes, and each ending token up to ``MAX_CLOSERS_INSIDE - 1`` times.
+    """
+    return min(closer_bound(text, closer, pos) for closer in closers)
+
+
 def read_json_at(text: str, pos: int, end: int | None = None, bound: int | None = None) -> tuple[Any, int, list[str]] | None:
     """The JSON value starting exactly at ``pos`` (not past ``end``): ``(value, end, repairs)`` or None.
 

@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from utp.parsers.base import Extraction
 from utp.parsers.composite import Candidate, CompositeParser, in_inline_code, try_extract
 from utp.parsers.native import parse_native_calls
 from utp.response import get_field
@@ -112,6 +113,7 @@ class StreamParser:
         self._hold_pos = 0
         #: a chunk with none of these characters cannot start or complete a trigger
         self._starts = self._scanner.trigger_starts
+        self._quiet = self._starts.search
         self._watch = self._scanner.watch_pattern.search
         self._whole = self._scanner.content_triggers
         self._pos = 0  # text before this is decided
@@ -122,6 +124,8 @@ class StreamParser:
         self._span_trigger = ""
         self._last_try = -1
         self._found_end = -1  # end of the call found in the span, waiting for its lookahead
+        self._waiting: Extraction | None = None  # that call's extraction
+        self._waiting_problems: list[Diagnostic] = []
         self._waiting_reads = 0  # reads of this span made while a found call waited
         self._closing_seen = False  # a closing character arrived since the span was last read
         self._closing_at = 0  # text length when the latest closing character had arrived
@@ -140,6 +144,16 @@ class StreamParser:
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         """Take one chunk (text, Ollama NDJSON object or OpenAI chunk); return what it settles."""
+        if type(chunk) is str and self._hold_pos == self._pos and not self._hold and self._quiet(chunk) is None:
+            # prose with nothing held back and no trigger character: out as it is (the
+            # commonest chunk by far, so this is _feed_prose and _out cut to what applies)
+            self._pending.append(chunk)
+            self._pos = self._hold_pos = self._length = self._length + len(chunk)
+            core = chunk.rstrip()
+            if core is chunk and not self._held and not self._skip_leading and chunk:
+                self._emitted_any = True
+                return [ContentDelta(chunk)]
+            return self._prose_out(chunk)
         if self._closed:
             raise RuntimeError("StreamParser.feed() after close()")
         if type(chunk) is str:
@@ -195,11 +209,15 @@ class StreamParser:
             piece = piece[: size - held]
         elif hold:
             self._hold = ""
+        return self._prose_out(piece)
+
+    def _prose_out(self, piece: str) -> list[StreamEvent]:
+        """Decided prose out: ``_out`` with the usual case inlined (no span just closed)."""
         if self._skip_leading:
             events: list[StreamEvent] = []
             self._out(piece, events)
             return events
-        # _out's work, inlined: trailing whitespace is held until we know no span follows
+        # trailing whitespace is held until we know no span follows
         core = piece.rstrip()
         if not core:
             self._held += piece
@@ -294,6 +312,7 @@ class StreamParser:
             self._held = ""
         self._flush_openai(events)
         self._closed = True
+        self._hold_pos = -1  # no fast path after the end: feed() must refuse
         return events
 
     def result(self) -> ParsedResponse:
@@ -454,18 +473,24 @@ class StreamParser:
         reason = self._span_due(len(text), final)
         if reason is None:
             return False
+        waiting, self._waiting = self._waiting, None
         if reason == "waiting":
             self._waiting_reads += 1
         self._last_try = len(text)
         self._closing_seen = False
         self._found_end = -1
-        candidates = self._scanner.candidates[self._span_trigger]
-        if reason == "growth" and not self._decided(text, start, candidates):
-            return False  # no closing character since the last read: only "not a call" could be new
-        found, problems = try_extract(candidates, text, start, self._ctx, self._floor)
+        found = _completed(waiting, text) if waiting is not None else None
+        if found is not None:  # the optional closer it waited for has arrived: no second read
+            problems = self._waiting_problems
+        else:
+            candidates = self._scanner.candidates[self._span_trigger]
+            if reason == "growth" and not self._decided(text, start, candidates):
+                return False  # no closing character since the last read: only "not a call" could be new
+            found, problems = try_extract(candidates, text, start, self._ctx, self._floor)
         if found is not None:
             if not final and not found.final and len(text) - found.end < LOOKAHEAD:
                 self._found_end = found.end
+                self._waiting, self._waiting_problems = found, problems
                 return False
             for problem in problems:
                 self._diagnostics.append(problem)
@@ -553,6 +578,23 @@ class StreamParser:
         for call in ready:
             self._calls.append(call)
             events.append(CallReady(call))
+
+
+_SPACE = re.compile(r"\s*")  # what str.isspace() accepts, as the families skip it
+
+
+def _completed(found: Extraction, text: str) -> Extraction | None:
+    """``found``, final, when whitespace and its pending closer now follow it (see ``Extraction.closer``)."""
+    closer = found.closer
+    if not closer:
+        return None
+    at = _SPACE.match(text, found.end).end()
+    if not text.startswith(closer, at):
+        return None
+    found.end = at + len(closer)
+    found.final = True
+    found.closer = ""
+    return found
 
 
 def _is_fragment(item: Any) -> bool:

@@ -25,6 +25,17 @@ from utp.parsers.families.qwen3_coder import render_value
 _NS = "antml" + ":"
 _PREFIXES = ("", _NS)
 _INVOKE = re.compile(r"<(antml:)?invoke\s+name\s*=\s*([\"'])([^\"'\n<>]{1,256})\2\s*>")
+#: how much whitespace may sit between ``<function_calls>`` and the first ``<invoke``
+_LEADING_SPACE = 256
+#: ``_INVOKE`` after ``<invoke`` and its first whitespace, as a scan lookahead: no groups (it is
+#: compiled into one pattern with every other head), the quote pair spelled out instead of a
+#: back-reference, and possessive runs (each stops at a character the next part cannot take, so
+#: the match is the same as ``_INVOKE``'s)
+_INVOKE_TAIL = r"""\s*+name\s*+=\s*+(?:"[^"'\n<>]{1,256}+"|'[^"'\n<>]{1,256}+')\s*+>"""
+#: the scan lookaheads: ``extract`` returns None unless ``_INVOKE`` matches at the invoke tag
+#: itself, or after at most ``_LEADING_SPACE`` whitespace (``\s`` is ``str.isspace``) past the
+#: wrapper; there is no truncation report at the end of the text, so nothing else can be read
+_WRAPPED_HEAD = rf"\s{{0,{_LEADING_SPACE}}}+<(?:{re.escape(_NS)})?invoke\s{_INVOKE_TAIL}"
 _PARAMETER = re.compile(r"<(antml:)?parameter\s+name\s*=\s*([\"'])([^\"'\n<>]{1,256})\2\s*>")
 
 
@@ -35,12 +46,18 @@ class AnthropicXmlFamily(CallFamily):
     #: above pythonic, which shares <function_calls> (OLMo-3)
     priority = 60
     aliases = ("claude_xml", "anthropic")
+    trigger_heads = {
+        "<function_calls>": _WRAPPED_HEAD,
+        f"<{_NS}function_calls>": _WRAPPED_HEAD,
+        "<invoke ": _INVOKE_TAIL,
+        f"<{_NS}invoke ": _INVOKE_TAIL,
+    }
     summary = 'Claude-style XML: <function_calls><invoke name="N"><parameter name="K">v</parameter></invoke></function_calls>'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         wrapped = trigger.endswith("function_calls>")
         prefix = _NS if trigger.startswith(f"<{_NS}") else ""
-        cursor = skip_space(text, pos + len(trigger), pos + len(trigger) + 256) if wrapped else pos
+        cursor = skip_space(text, pos + len(trigger), pos + len(trigger) + _LEADING_SPACE) if wrapped else pos
         if not _INVOKE.match(text, cursor):
             return None
         calls: list[ToolCall] = []

@@ -25,6 +25,13 @@ from utp.types import Diagnostic, Tool, ToolCall
 
 FENCE = "```"
 LANGUAGES = ("bash", "sh", "shell")
+#: the fence's opening line must end within this many characters of the label
+_HEADER_LIMIT = 64
+#: the scan lookahead: only whitespace, then the line break within ``_HEADER_LIMIT`` (``text.find``
+#: below: at most 63 characters before it; ``\s`` is ``str.isspace``, as ``strip`` uses), then a body
+#: with more than command separators in it before the closing fence or the end: a body of
+#: spaces, tabs and line breaks splits into no command, which is never a call
+_HEAD = rf"[^\S\n]{{0,{_HEADER_LIMIT - 1}}}+\n[ \t\r\n]*+(?!{FENCE}|\Z)"
 
 
 class CommandSyntaxError(ValueError):
@@ -188,12 +195,13 @@ class BashFamily(CallFamily):
     in_auto = False
     aliases = ("command_line", "shell")
     summary = "Command line in a ```bash fence: TOOL --key value positional (opt-in: allow_bash=True)"
+    trigger_heads = dict.fromkeys(triggers, _HEAD)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if not ctx.has_tools:
             return None
         header_end = pos + len(trigger)
-        newline = text.find("\n", header_end, header_end + 64)
+        newline = text.find("\n", header_end, header_end + _HEADER_LIMIT)
         if newline == -1 or text[header_end:newline].strip():
             return None  # ```bashrc or ```shell-session: another language
         close = find_forward(text, FENCE, newline + 1)
@@ -220,9 +228,9 @@ class BashFamily(CallFamily):
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         header_end = pos + len(trigger)
-        newline = text.find("\n", header_end, header_end + 64)
+        newline = text.find("\n", header_end, header_end + _HEADER_LIMIT)
         if newline == -1:
-            return len(text) - header_end >= 64 or bool(text[header_end:].strip())
+            return len(text) - header_end >= _HEADER_LIMIT or bool(text[header_end:].strip())
         return text[header_end:newline].strip() != "" or find_forward(text, FENCE, newline + 1) != -1
 
     def render(self, calls: Sequence[ToolCall]) -> str:

@@ -13,13 +13,16 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import extract_tagged_json
+from utp.parsers.callshape import TAGGED_JSON_HEAD, extract_tagged_json
 from utp.types import ToolCall
 
 START = "<|START_ACTION|>"
 END = "<|END_ACTION|>"
 ACTION = "Action:"
-_ACTION_FENCE = re.compile(r"Action:[ \t]*\n?[ \t]*```(?:json)?[ \t]*\n")
+#: what follows ``Action:`` before the JSON (possessive: giving back a blank, or ``json``,
+#: would leave it where the next part cannot match, so the language is the same)
+_FENCE_TAIL = r"[ \t]*+\n?[ \t]*+```(?:json)?+[ \t]*+\n"
+_ACTION_FENCE = re.compile("Action:" + _FENCE_TAIL)
 NO_CALL = "directly_answer"
 
 
@@ -28,6 +31,8 @@ class CommandRFamily(CallFamily):
     name = "command_r"
     triggers = (START, ACTION)
     priority = 50
+    #: scan lookahead: the Action fence (else no read at all), then where JSON must start
+    trigger_heads = {START: TAGGED_JSON_HEAD, ACTION: _FENCE_TAIL + TAGGED_JSON_HEAD}
     aliases = ("cohere", "command_r_plus", "command_a", "command_r7b")
     summary = '<|START_ACTION|>[{"tool_name": ..., "parameters": {...}}]<|END_ACTION|> or Action: ```json [...]```'
 

@@ -40,7 +40,19 @@ CALL_BEGIN = _spellings("tool call begin")
 CALL_END = _spellings("tool call end")
 SEP = _spellings("tool sep")
 EOS = _spellings("end of sentence")
-_TOKEN = re.compile("|".join(re.escape(t) for t in CALLS_BEGIN + CALLS_END + CALL_BEGIN + CALL_END + SEP + EOS))
+_TOKEN_ALTERNATION = "|".join(re.escape(t) for t in CALLS_BEGIN + CALLS_END + CALL_BEGIN + CALL_END + SEP + EOS)
+_TOKEN = re.compile(_TOKEN_ALTERNATION)
+#: what keeps ``extract``'s loop going after a calls token (or ends the text there): anything else
+#: makes that token a stray one, consumed alone
+_CONTINUES = re.compile(r"\s*+(?:" + "|".join(re.escape(t) for t in CALLS_END + EOS + CALL_BEGIN) + r"|\Z)")
+#: scan lookahead for a call token: ``extract`` returns None unless ``_separated``, i.e. unless
+#: the first token after it (``_TOKEN.search``) is a separator. The loop walks exactly the text
+#: that search skips: runs without ``<`` and any ``<`` that opens no token (no token is a prefix of
+#: another, so the token at a ``<`` is unambiguous); possessive, so it stops at the first token
+#: (or the end) without backtracking. A text of call tokens is thus checked token to token,
+#: linear in all. The calls token gets no head: ``extract`` always consumes it, if only as a
+#: stray token.
+CALL_HEAD = "(?:[^<]++|(?!" + _TOKEN_ALTERNATION + ")<)*+(?:" + "|".join(re.escape(t) for t in SEP) + ")"
 
 
 @register_family
@@ -49,9 +61,14 @@ class DeepseekFamily(CallFamily):
     triggers = CALLS_BEGIN + CALL_BEGIN
     priority = 50
     aliases = ("deepseek_v3", "deepseek_r1", "deepseek_v31", "deepseek_v3_1")
+    trigger_heads = dict.fromkeys(CALL_BEGIN, CALL_HEAD)
     summary = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME ```json {...}```<｜tool▁call▁end｜>..."
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger in CALLS_BEGIN and _CONTINUES.match(text, pos + len(trigger)) is None:
+            # the loop below would stop at once: a stray calls token (no head can skip it, so a
+            # flood of them comes here once per token; this keeps each visit cheap)
+            return Extraction(pos + len(trigger))
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
         cursor = pos + len(trigger) if trigger in CALLS_BEGIN else pos

@@ -27,6 +27,15 @@ RECIPIENT = ">>>"
 _RECIPIENT_HEADER = re.compile(r">>>([A-Za-z_][\w.\-]{0,255})[ \t]*\r?\n")
 #: what a header looks like while it is still arriving
 _PARTIAL_HEADER = re.compile(r">{1,3}(?:[A-Za-z_][\w.\-]{0,255}[ \t]*\r?)?")
+#: scan lookahead after ``<function=``: ``read_name`` needs a ``>`` within MAX_NAME characters
+#: with no ``<`` before it (the name would hold one), then at most MAX_NAME whitespace and
+#: ``{``. Possessive runs: the first ``>`` ends the name, so nothing is given back.
+FUNCTION_HEAD = rf"[^<>]{{0,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+\{{"
+#: scan lookahead after ``>>>``: ``_RECIPIENT_HEADER`` must match (nothing else is read), and
+#: then the message is either ``all``'s (content) or must open a JSON object within MAX_NAME
+#: whitespace. Possessive runs give back nothing the header could use: a shorter name would
+#: leave a name character where ``[ \t]``/newline must be.
+RECIPIENT_HEAD = rf"all[ \t]*+\r?\n|[A-Za-z_][\w.\-]{{0,255}}+[ \t]*+\r?\n\s{{0,{MAX_NAME}}}+\{{"
 
 
 @register_family
@@ -35,6 +44,8 @@ class FunctionaryFamily(CallFamily):
     triggers = (FUNCTION, RECIPIENT)
     #: below qwen3_coder, which shares <function= and passes on JSON bodies
     priority = 60
+    #: a call needs its header and then a JSON object (see FUNCTION_HEAD, RECIPIENT_HEAD)
+    trigger_heads = {FUNCTION: FUNCTION_HEAD, RECIPIENT: RECIPIENT_HEAD}
     aliases = ("functionary_v3", "meetkai")
     summary = "Functionary: <function=NAME>{json}</function> (v3.1) and >>>NAME\\n{json} (v3.2)"
 

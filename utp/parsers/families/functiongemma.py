@@ -28,6 +28,11 @@ _QUOTES = (ESCAPE, GEMMA4_QUOTE)
 #: opening token → closing token
 _BLOCKS = {"<start_function_call>": "<end_function_call>", "<|tool_call>": "<tool_call|>"}
 _CALL_PREFIX = "call:"
+#: how much whitespace ``extract`` skips between the block opener and ``call:``
+_LEADING_SPACE = 64
+#: the scan lookahead: ``extract`` skips at most that much whitespace (``\s`` is ``str.isspace``) and
+#: returns None unless ``call:`` is next, at the end of the text too (no truncation report there)
+_HEAD = rf"\s{{0,{_LEADING_SPACE}}}+{re.escape(_CALL_PREFIX)}"
 _NAME = re.compile(r"[^\s{}<>:,\[\]]{1,256}")
 #: a bare number/word ends at a separator or at any token (strings and call ends start with '<')
 _SCALAR_END = re.compile(r"[,}\]<]")
@@ -167,10 +172,11 @@ class FunctionGemmaFamily(CallFamily):
     triggers = tuple(_BLOCKS)
     aliases = ("function_gemma", "gemma4")
     summary = "FunctionGemma / Gemma 4: <start_function_call>call:NAME{key:<escape>v<escape>}<end_function_call>"
+    trigger_heads = dict.fromkeys(_BLOCKS, _HEAD)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         closing = _BLOCKS[trigger]
-        cursor = skip_space(text, pos + len(trigger), pos + len(trigger) + 64)
+        cursor = skip_space(text, pos + len(trigger), pos + len(trigger) + _LEADING_SPACE)
         if not text.startswith(_CALL_PREFIX, cursor):
             return None
         calls: list[ToolCall] = []

@@ -15,6 +15,12 @@ from utp.parsers.callshape import extract_tagged_json
 from utp.types import ToolCall
 
 TAG = "functools"
+#: the scan lookahead (read at the end of ``functools[``). The JSON list starts at the trigger's own
+#: ``[``, so almost any text after it is either decoded or reported as unreadable; only two
+#: cases are certainly nothing: the word glued to an identifier before it (``extract`` checks
+#: that character; ``\w`` is ``str.isalnum`` plus ``_``) and an empty list ``[]`` (JSON
+#: whitespace only: the strict decoder reads it as ``[]``, which holds no call)
+_HEAD = r"(?<![\w.]functools\[)(?![ \t\n\r]*+\])"
 
 
 @register_family
@@ -24,6 +30,7 @@ class FunctoolsFamily(CallFamily):
     priority = 50
     aliases = ("phi4", "phi4_mini", "firefunction", "firefunction_v2")
     summary = 'functools[{"name": ..., "arguments": {...}}]'
+    trigger_heads = {TAG + "[": _HEAD}
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if pos > 0 and (text[pos - 1].isalnum() or text[pos - 1] in "_."):

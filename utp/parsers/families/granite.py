@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import extract_tagged_json
+from utp.parsers.callshape import TAGGED_JSON_HEAD, extract_tagged_json
 from utp.types import ToolCall
 
 TAG = "<|tool_call|>"
@@ -25,6 +25,7 @@ class GraniteFamily(CallFamily):
     triggers = (TAG,)
     priority = 50
     aliases = ("granite3", "granite_tool_call")
+    trigger_heads = {TAG: TAGGED_JSON_HEAD}
     summary = '<|tool_call|>[{"name": ..., "arguments": {...}}] (Phi-4-mini: then <|/tool_call|>)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import closer_bound, identifier_safe, make_call, read_json_at, unreadable
+from utp.parsers.familykit import closers_bound, identifier_safe, make_call, read_json_at, unreadable
 from utp.parsers.textscan import bounded_find, find_first, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -34,18 +34,46 @@ _STRAY_ENDS = (CALL, END, RETURN)
 MAX_HEADER = 512
 _RECIPIENT = re.compile(r"\bto=(\S+)")
 _TOKEN = re.compile(r"<\|[a-z_]+\|>")
+#: more stray end tokens right after one (blanks between): removed with it as one span. Content
+#: is the same (the prose between two cuts is trimmed at both, so blanks between them vanish
+#: either way), but a flood costs one visit per run instead of one per token, which no head
+#: can give (a stray end is always removed). Capped, so that a stream re-reading a growing
+#: span stays linear.
+_STRAY_RUN = re.compile(r"(?:\s*+<\|(?:end|call|return)\|>){0,63}")
+
+
+def _header_head(trigger: str) -> str:
+    """The scan lookahead for a header opener: ``<|message|>`` close enough, or the end near.
+
+    ``extract`` returns None exactly when no ``<|message|>`` starts within
+    ``MAX_HEADER`` characters of the trigger's start *and* the text runs on
+    more than ``MAX_HEADER`` characters from there (otherwise it reads the
+    message, or reports a header cut off by the end). ``<|message|>`` cannot
+    overlap the trigger, so it starts 0..MAX_HEADER-len(trigger) characters
+    after the head. The head looks for its
+    ``m`` (two characters in) with a lookbehind for ``<|``: a dot-all run
+    followed by a literal is a tight backwards scan in the regex engine with no
+    attempt at the ``<`` of every other token, so a flood of ``<|start|>``
+    costs a few hundred character steps per occurrence, and the end test
+    ``(?!.{n})`` is a single length check.
+    """
+    room = MAX_HEADER - len(trigger)
+    return rf"(?s:.){{2,{room + 2}}}m(?<=<\|m)essage\|>|(?!(?s:.){{{room + 1}}})"
 
 
 @register_family
 class HarmonyFamily(CallFamily):
     name = "harmony"
     triggers = (START, CHANNEL, *_STRAY_ENDS)
+    #: header openers need <|message|> within a header's length (or the end that near); a
+    #: stray end token is always removed, so it can have no head
+    trigger_heads = {START: _header_head(START), CHANNEL: _header_head(CHANNEL)}
     aliases = ("gpt-oss", "gpt_oss", "openai_harmony")
     summary = "gpt-oss Harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger in _STRAY_ENDS:
-            return Extraction(end=pos + len(trigger))
+            return Extraction(end=_STRAY_RUN.match(text, pos + len(trigger)).end())  # type: ignore[union-attr]
         message_at = bounded_find(text, MESSAGE, pos, MAX_HEADER)
         if message_at == -1:
             if len(text) - pos <= MAX_HEADER:
@@ -88,8 +116,8 @@ class HarmonyFamily(CallFamily):
         if json_start == body_end:
             end = body_end
         else:
-            # special tokens all open with "<|": a value naming one in a string is still read whole
-            read = read_json_at(text, json_start, body_end if terminator else None, closer_bound(text, "<|", body_end))
+            # a value naming a body-ending token in a string is still read whole
+            read = read_json_at(text, json_start, body_end if terminator else None, closers_bound(text, _BODY_ENDS, body_end))
             if read is None or not isinstance(read[0], dict):
                 end = body_end + (len(terminator) if terminator in _STRAY_ENDS else 0)
                 kind = DiagnosticKind.TRUNCATED if not terminator else DiagnosticKind.UNPARSEABLE

@@ -162,8 +162,10 @@ class HermesFamily(CallFamily):
             end = jend  # closing tag missing: the call ends with its JSON
         if not calls and not diagnostics:
             return None
-        # the JSON ended and its closer follows: later text cannot change the read
-        return Extraction(end, calls, diagnostics, final=closed)
+        # the JSON ended and its closer follows: later text cannot change the read. Valid JSON
+        # (no repairs) ends where it ends, so a closer arriving after it changes only the span
+        pending = closer if end == jend and not closed and not repairs else ""
+        return Extraction(end, calls, diagnostics, final=closed, closer=pending)
 
     def _more_values(self, text: str, jend: int, close: int, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> int:
         """Further call values after the first, up to the block's closer; returns where they end.

@@ -8,10 +8,11 @@ of ``interpreter(code=...)`` only when that tool is offered.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import build_call, extract_tagged_json
+from utp.parsers.callshape import TAGGED_JSON_HEAD, build_call, extract_tagged_json
 from utp.parsers.textscan import find_forward
 from utp.types import ToolCall
 
@@ -19,6 +20,15 @@ START = "<|action_start|>"
 PLUGIN = "<|plugin|>"
 INTERPRETER = "<|interpreter|>"
 END = "<|action_end|>"
+#: scan lookaheads. Plugin: a tagged JSON body (``TAGGED_JSON_HEAD``). Interpreter: a call only
+#: when the code before ``<|action_end|>`` (or the end) is not blank, i.e. the first non-space
+#: character after the tag exists and does not open ``<|action_end|>``. Whether the interpreter tool is offered is left to ``extract`` (the scan
+#: pattern is shared by every context), so a flood of bare interpreter tags is still visited:
+#: with that tool, the next tag is code.
+HEADS = {
+    START + PLUGIN: TAGGED_JSON_HEAD,
+    START + INTERPRETER: r"\s*+(?!" + re.escape(END) + r")\S",
+}
 
 
 @register_family
@@ -27,6 +37,7 @@ class InternlmFamily(CallFamily):
     triggers = (START + PLUGIN, START + INTERPRETER)
     priority = 50
     aliases = ("internlm2", "internlm2_5")
+    trigger_heads = HEADS
     summary = '<|action_start|><|plugin|>{"name": ..., "parameters": {...}}<|action_end|>'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

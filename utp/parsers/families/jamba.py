@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import extract_tagged_json
+from utp.parsers.callshape import TAGGED_JSON_HEAD, extract_tagged_json
 from utp.types import ToolCall
 
 OPEN = "<tool_calls>"
@@ -26,6 +26,7 @@ class JambaFamily(CallFamily):
     triggers = tuple(PAIRS)
     priority = 50
     aliases = ("hunyuan", "hunyuan_a13b", "tool_calls_xml", "nemotron", "llama_nemotron")
+    trigger_heads = dict.fromkeys(PAIRS, TAGGED_JSON_HEAD)
     summary = '<tool_calls>[{"name": ..., "arguments": {...}}]</tool_calls> (Llama-Nemotron: <TOOLCALL>[...]</TOOLCALL>)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

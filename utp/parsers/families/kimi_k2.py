@@ -27,6 +27,12 @@ CALL_BEGIN = "<|tool_call_begin|>"
 ARG_BEGIN = "<|tool_call_argument_begin|>"
 CALL_END = "<|tool_call_end|>"
 _ID = re.compile(r"\s*(?:functions\.)?([^\s:<>]{1,200}?)(?::(\d+))?\s*$")
+#: scan lookahead for the section token. ``extract`` skips whitespace after it and keeps the token
+#: (returns None) only when it skipped none and neither a call token, the section end nor the end
+#: of text follows. Whitespace alone gives an (empty) extraction that swallows it, so a flood of
+#: ``token\n`` is still visited. The call token gets no head: Kimi reads any ``<|tool_call_begin|>``
+#: (a call, or an UNPARSEABLE one without an argument token).
+SECTION_HEAD = "(?:\\s|\\Z|" + re.escape(CALL_BEGIN) + "|" + re.escape(SECTION_END) + ")"
 
 
 @register_family
@@ -35,6 +41,7 @@ class KimiK2Family(CallFamily):
     triggers = (SECTION_BEGIN, CALL_BEGIN)
     priority = 50
     aliases = ("kimi", "kimi_k2_instruct")
+    trigger_heads = {SECTION_BEGIN: SECTION_HEAD}
     summary = "<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...}<|tool_call_end|>..."
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

@@ -33,6 +33,11 @@ from utp.types import ToolCall
 
 TAG = "<|python_tag|>"
 TRAILERS = ("<|eom_id|>", "<|eot_id|>")
+#: more stray trailers right after one (blanks between): removed with it as one span. Content is
+#: the same (the prose between two cuts is trimmed at both), but a flood costs one visit per
+#: run, not per token (no head can help: a stray trailer is always removed). Capped, so that
+#: a stream re-reading a growing span stays linear.
+_TRAILER_RUN = re.compile(r"(?:\s*+<\|eo[mt]_id\|>){0,63}")
 #: Llama 3.1's built-in tools, called as ``NAME.call(...)``
 BUILTINS = frozenset({"brave_search", "wolfram_alpha", "photogen"})
 CODE_TOOL = "code_interpreter"
@@ -40,6 +45,10 @@ CODE_TOOL = "code_interpreter"
 _PYTHON_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 #: a list of python-style calls rather than JSON: ``[name(``
 _PYTHON_LIST = re.compile(r"\[\s*[A-Za-z_]")
+#: scan lookahead after the tag: ``extract`` returns None when only whitespace, then the end,
+#: a trailer or the next tag follow (the code before them is empty). Anything else may be a
+#: call: with ``code_interpreter`` offered, any non-empty code is one.
+TAG_HEAD = r"\s*+(?!<\|(?:eom_id|eot_id|python_tag)\|>)\S"
 
 
 @register_family
@@ -47,12 +56,14 @@ class LlamaFamily(CallFamily):
     name = "llama"
     triggers = (TAG, *TRAILERS)
     priority = 50
+    #: trailers are always removed, so only the tag has a head
+    trigger_heads = {TAG: TAG_HEAD}
     aliases = ("llama3", "llama31", "llama32", "python_tag", "llama_python_tag")
     summary = '<|python_tag|>{"name": ..., "parameters": {...}} or <|python_tag|>brave_search.call(query="...")'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger in TRAILERS:
-            return Extraction(pos + len(trigger))
+            return Extraction(_TRAILER_RUN.match(text, pos + len(trigger)).end())  # type: ignore[union-attr]
         body = pos + len(TAG)
         start = skip_ws(text, body)
         if start < len(text) and text[start] in "{[" and _PYTHON_LIST.match(text, start) is None:
@@ -63,6 +74,8 @@ class LlamaFamily(CallFamily):
         if not code:
             return None
         end = stop + len(trailer)
+        if "(" not in code and ctx.tool(CODE_TOOL) is None:
+            return None  # built-in and python-style calls are all call syntax: no "(", no call
         builtin = _builtin_call(code)
         if builtin is not None:
             call, diagnostics = build_call(builtin[0], builtin[1], self.name, text[pos:end])

@@ -23,6 +23,21 @@ from utp.types import Diagnostic, DiagnosticKind, ToolCall
 TAG = "[TOOL_CALLS]"
 CLOSE = "[/TOOL_CALLS]"
 _NAMED = re.compile(r"\s*([A-Za-z_][\w.\-]{0,127})\s*(?:\[CALL_ID\]\s*([\w\-]{1,64})\s*)?(?:\[ARGS\])?\s*(?=\{)")
+#: all that is left when the output stops inside a named call (``NAME[ARG``): reported as truncated.
+#: Possessive: each run is followed only by characters it cannot take (``[A-Z_]`` then ``]``, ``\s``
+#: or more ``[\w\-]``, which the last run reads the same), so giving back never helps and a long
+#: word costs one pass instead of a quadratic backtrack
+_TRUNCATED = r"\s*+[\w.\-]*+(?:\[[A-Z_]*+\]?)?\s*+[\w\-]*+"
+_TRUNCATED_RE = re.compile(_TRUNCATED)
+#: the scan lookahead: what ``extract`` reads after the tag. JSON (``[`` or ``{`` after whitespace, as
+#: ``skip_ws`` skips it: ``\s`` is ``str.isspace``), ``_NAMED`` (here possessive: each run stops at a
+#: character the next part cannot take, so the match is the same), or the truncated tail to ``\Z``.
+#: Anything else makes ``extract`` return None, so those positions are never visited.
+_HEAD = (
+    r"\s*+(?:[\[{]"
+    r"|[A-Za-z_][\w.\-]{0,127}+\s*+(?:\[CALL_ID\]\s*+[\w\-]{1,64}+\s*+)?(?:\[ARGS\])?\s*+\{"
+    rf"|{_TRUNCATED}\Z)"
+)
 
 
 @register_family
@@ -32,6 +47,7 @@ class MistralFamily(CallFamily):
     priority = 50
     aliases = ("mistral_tool_calls", "ministral", "magistral", "devstral", "mistral_TOOL_CALLS")
     summary = '[TOOL_CALLS][{"name": ..., "arguments": {...}}] or [TOOL_CALLS]NAME[ARGS]{...}'
+    trigger_heads = {TAG: _HEAD}
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         body = pos + len(TAG)
@@ -42,7 +58,7 @@ class MistralFamily(CallFamily):
                 return found
         named = _NAMED.match(text, body)
         if named is None:
-            if skip_ws(text, body) >= len(text) or re.fullmatch(r"\s*[\w.\-]*(?:\[[A-Z_]*\]?)?\s*[\w\-]*", text[body:]):
+            if skip_ws(text, body) >= len(text) or _TRUNCATED_RE.fullmatch(text, body):
                 return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a call", text[pos:][:300], self.name, pos)])
             return None
         try:

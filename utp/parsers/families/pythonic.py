@@ -49,6 +49,10 @@ _DOUBLE_BODY = re.compile(r'(?:[^"\\]|\\.)*', re.S)
 _SINGLE_BODY = re.compile(r"(?:[^'\\]|\\.)*", re.S)
 #: what must open a wrapped block: a call "name(" or a list "["
 _WRAPPED_HEAD = re.compile(r"\s{0,64}(?:\[|[A-Za-z_][\w.]{0,2300}\s{0,16}\()")
+#: the scan lookahead for the wrapped openers: ``extract`` returns None unless ``_WRAPPED_HEAD``
+#: matches (here with possessive runs: each stops at a character the next part cannot take, so the
+#: match is the same) or only whitespace is left (``\s`` is ``str.isspace``, as ``skip_space``)
+_WRAPPED_SCAN_HEAD = r"(?:\s{0,64}+(?:\[|[A-Za-z_][\w.]{0,2300}+\s{0,16}+\()|\s*+\Z)"
 #: a call head still arriving ("get_wea")
 _PARTIAL_CALL_HEAD = re.compile(r"[A-Za-z_][\w.]{0,2300}\s{0,16}")
 #: a bare-list head still arriving ("[get_wea")
@@ -129,7 +133,11 @@ class PythonicFamily(CallFamily):
     #: below anthropic_xml, which shares <function_calls> and passes on non-<invoke> bodies
     priority = 40
     #: a bare list must open with ``[name(`` (a superset of ``_BARE_HEAD``, as a scan lookahead)
-    trigger_heads = {"[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.]*+\s*+\(", **dict.fromkeys(FENCE_OPENERS, _FENCE_HEAD)}
+    trigger_heads = {
+        "[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.]*+\s*+\(",
+        **dict.fromkeys(FENCE_OPENERS, _FENCE_HEAD),
+        **dict.fromkeys((LFM_OPEN, OLMO_OPEN), _WRAPPED_SCAN_HEAD),
+    }
     aliases = ("python", "llama3_pythonic", "lfm2", "olmo3")
     summary = "Pythonic: [f(a=1, b='x'), g()] (also <|tool_call_start|>[...]<|tool_call_end|> and <function_calls>f(a=1)</function_calls>)"
 

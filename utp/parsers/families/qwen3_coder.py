@@ -75,7 +75,13 @@ class Qwen3CoderFamily(CallFamily):
     #: above hermes and glm on the shared <tool_call>; above functionary on <function=
     priority = 70
     #: wrapped calls open with ``<function=`` (scan lookahead; the bare trigger needs none)
-    trigger_heads = {OPEN: r"\s*<function="}
+    #: a bare <function= is ours only with a name closed by '>' (no '<' in it) within MAX_NAME
+    #: characters, then at most MAX_NAME whitespace and <parameter= or </function>
+    #: (``_bare_body_is_ours``); possessive runs, as the first '>' ends the name
+    trigger_heads = {
+        OPEN: r"\s*<function=",
+        FUNCTION: rf"[^<>]{{0,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+(?:<parameter=|</function>)",
+    }
     aliases = ("qwen_xml", "qwen3_coder_xml", "qwen3-coder")
     summary = "Qwen3-Coder: <tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call>"
 
