@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from utp.parsers import parse_response
 from utp.parsers.base import CallFamily, ParseContext, registered_families
 from utp.parsers.composite import TriggerScanner, scan_text
 from utp.parsers.families import deepseek, internlm, kimi_k2
@@ -181,15 +182,13 @@ def test_deepseek_call_head_is_exactly_the_separator_check(pieces: list[str]) ->
 @settings(max_examples=500, deadline=None)
 @given(trigger=st.sampled_from(deepseek.CALLS_BEGIN), body=st.lists(st.sampled_from(BODY), max_size=5))
 def test_deepseek_stray_calls_token_fast_path_keeps_results(trigger: str, body: list[str]) -> None:
-    """The shortcut for a stray calls token answers as the full loop does (a pattern matching
-    everywhere turns the shortcut off)."""
-    text = "a" + trigger + "".join(body)
-    family = FAMILIES["deepseek"]
+    """The shortcut for stray calls tokens (one span for a run of them) parses as the full loop does,
+    token by token (a pattern matching everywhere turns the shortcut off)."""
+    text = "a" + trigger + "".join(body) + " b"
 
     def outcome() -> tuple:
-        found = family.extract(text, 1, trigger, CONTEXTS[1])
-        assert found is not None  # a calls token is always consumed
-        return found.end, [(c.name, c.arguments) for c in found.calls], [(d.kind, d.reason) for d in found.diagnostics]
+        parsed = parse_response(text, tools=TOOLS, format="deepseek")
+        return parsed.content, [(c.name, c.arguments) for c in parsed.tool_calls], [(d.kind, d.reason) for d in parsed.diagnostics]
 
     fast = outcome()
     with pytest.MonkeyPatch.context() as patch:

@@ -45,6 +45,13 @@ _TOKEN = re.compile(_TOKEN_ALTERNATION)
 #: what keeps ``extract``'s loop going after a calls token (or ends the text there): anything else
 #: makes that token a stray one, consumed alone
 _CONTINUES = re.compile(r"\s*+(?:" + "|".join(re.escape(t) for t in CALLS_END + EOS + CALL_BEGIN) + r"|\Z)")
+#: a run of stray calls tokens after one (blanks between), each not continued: removed with it
+#: as one span. Content is the same (the prose between two cuts is trimmed at both), but a
+#: flood costs one visit per run instead of one per token. Capped, so that a stream re-reading
+#: a growing span stays linear.
+_STRAY_RUN = re.compile(
+    r"(?:\s*+(?:" + "|".join(re.escape(t) for t in CALLS_BEGIN) + r")(?!" + _CONTINUES.pattern + r")){0,63}"
+)
 #: scan lookahead for a call token: ``extract`` returns None unless ``_separated``, i.e. unless
 #: the first token after it (``_TOKEN.search``) is a separator. The loop walks exactly the text
 #: that search skips: runs without ``<`` and any ``<`` that opens no token (no token is a prefix of
@@ -68,7 +75,7 @@ class DeepseekFamily(CallFamily):
         if trigger in CALLS_BEGIN and _CONTINUES.match(text, pos + len(trigger)) is None:
             # the loop below would stop at once: a stray calls token (no head can skip it, so a
             # flood of them comes here once per token; this keeps each visit cheap)
-            return Extraction(pos + len(trigger))
+            return Extraction(_STRAY_RUN.match(text, pos + len(trigger)).end())  # type: ignore[union-attr]
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
         cursor = pos + len(trigger) if trigger in CALLS_BEGIN else pos

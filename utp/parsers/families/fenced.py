@@ -33,7 +33,7 @@ class FencedFamily(CallFamily):
     triggers = (FENCE,)
     priority = 20
     #: an info string on the fence's line, then a body opening with ``{`` or ``[`` (scan lookahead)
-    trigger_heads = {FENCE: r"[^\n]{0,60}\n\s*[{\[]"}
+    trigger_heads = {FENCE: r"[^\n]{0,60}+\n\s*+[{\[]"}  # possessive: giving back cannot make a newline
     aliases = ("markdown", "fenced_json", "code_block")
     summary = "```json fenced call JSON (also ```tool_call / ```tool_code labels)"
 
