@@ -27,12 +27,11 @@ CALL_BEGIN = "<|tool_call_begin|>"
 ARG_BEGIN = "<|tool_call_argument_begin|>"
 CALL_END = "<|tool_call_end|>"
 _ID = re.compile(r"\s*(?:functions\.)?([^\s:<>]{1,200}?)(?::(\d+))?\s*$")
-#: scan lookahead for the section token. ``extract`` skips whitespace after it and keeps the token
-#: (returns None) only when it skipped none and neither a call token, the section end nor the end
-#: of text follows. Whitespace alone gives an (empty) extraction that swallows it, so a flood of
-#: ``token\n`` is still visited. The call token gets no head: Kimi reads any ``<|tool_call_begin|>``
-#: (a call, or an UNPARSEABLE one without an argument token).
-SECTION_HEAD = "(?:\\s|\\Z|" + re.escape(CALL_BEGIN) + "|" + re.escape(SECTION_END) + ")"
+#: scan lookahead for the section token. ``extract`` skips whitespace (``\s`` is ``str.isspace``)
+#: after it and returns None unless a call token, the section end or the end of the text follows.
+#: The call token gets no head: Kimi reads any ``<|tool_call_begin|>`` (a call, or an UNPARSEABLE
+#: one without an argument token).
+SECTION_HEAD = "\\s*+(?:\\Z|" + re.escape(CALL_BEGIN) + "|" + re.escape(SECTION_END) + ")"
 
 
 @register_family
@@ -77,7 +76,8 @@ class KimiK2Family(CallFamily):
         if trigger == SECTION_BEGIN and not calls and not diagnostics:
             if cursor >= len(text):
                 return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended after the section token", text[pos:], self.name, pos)])
-            return Extraction(end, [], []) if end > pos + len(SECTION_BEGIN) else None
+            # an empty section goes with its end token; a lone section token stays text
+            return Extraction(end, [], []) if end > cursor else None
         return Extraction(end, calls, diagnostics) if end > pos else None
 
     def _add(self, ident: re.Match[str], call_id: str, raw_args: str, raw: str, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> None:
