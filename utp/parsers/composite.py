@@ -83,6 +83,12 @@ class TriggerScanner:
         self.content_prefixes = frozenset(t[:k] for t in everything for k in range(1, len(t)))
         #: the first characters of every trigger: a text with none of them cannot hold one, or its start
         self.trigger_starts = re.compile("[" + "".join(sorted({re.escape(t[0]) for t in everything})) + "]")
+        #: where a trigger could begin in a chunk: its first two characters, or its first at the
+        #: chunk's end. Sharper than ``trigger_starts`` for triggers that open with a letter
+        #: (``functools[``, ``Action:``): "found" holds an ``f`` but no place a trigger can start
+        self.possible_start = trie_pattern(
+            {**{t[0]: r"\Z" for t in everything}, **dict.fromkeys((t[:2] for t in everything), "")}
+        )
         #: streaming's one question per chunk of prose: the leftmost whole trigger, or else the
         #: suffix that is a proper prefix of one (text to hold back until the next chunk)
         self.watch_pattern = trie_pattern({**dict.fromkeys(self.content_prefixes, r"\Z"), **dict.fromkeys(everything, "")})

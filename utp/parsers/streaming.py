@@ -113,7 +113,7 @@ class StreamParser:
         self._hold_pos = 0
         #: a chunk with none of these characters cannot start or complete a trigger
         self._starts = self._scanner.trigger_starts
-        self._quiet = self._starts.search
+        self._quiet = self._scanner.possible_start.search
         self._watch = self._scanner.watch_pattern.search
         self._whole = self._scanner.content_triggers
         self._pos = 0  # text before this is decided
@@ -567,7 +567,7 @@ class StreamParser:
         ready = []
         seen = {c.canonical_key() for c in self._calls if c.format == "native"}
         for call in calls:
-            if content and call.canonical_key() in seen:
+            if content and seen and call.canonical_key() in seen:
                 checked.append(Diagnostic(DiagnosticKind.DUPLICATE, f"{call.name!r} appears both as a native call and in content ({call.format}); kept once", "", call.format))
                 continue
             ready.append(call)
