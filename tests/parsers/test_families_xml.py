@@ -9,9 +9,13 @@ corpus record of the qwen3_coder_xml, pythonic and harmony families.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from utp.parsers import get_family, parse_response
 from utp.parsers.base import ParseContext
@@ -137,6 +141,14 @@ def test_qwen3_coder_missing_parameter_close_is_tolerated_and_reported() -> None
     assert calls_of(parsed) == [("f", {"a": "1", "b": "2"})]
     assert DiagnosticKind.REPAIRED in kinds(parsed)
     assert any("missing </parameter>" in r for r in parsed.tool_calls[0].repairs)
+
+
+def test_qwen3_coder_value_cut_by_dropped_closing_tags_loses_their_line_breaks() -> None:
+    """vLLM issue #21571 (Qwen3-Coder): both closing tags dropped, the value ran on to </tool_call>."""
+    text = "<tool_call>\n<function=square_the_number>\n<parameter=input_num>\n1024\n\n\n</tool_call>"
+    assert calls_of(parse_response(text)) == [("square_the_number", {"input_num": "1024"})]
+    typed = parse_response(text, tools=[tool("square_the_number", input_num={"type": "integer"})])
+    assert calls_of(typed) == [("square_the_number", {"input_num": 1024})]
 
 
 def test_qwen3_coder_missing_opening_tag_leaves_no_stray_close_in_content() -> None:
@@ -501,6 +513,18 @@ def test_brace_assignments_are_rewritten_only_inside_braces() -> None:
     assert repair_brace_assignments('f(a=1, b={c=2, d="x=y"})') == 'f(a=1, b={"c":2, "d":"x=y"})'
     assert repair_brace_assignments("f(a=1)") is None
     assert repair_brace_assignments("{a == b}") is None
+    assert repair_brace_assignments('f(x={\n  key\t= 1,\n  other =2})') == 'f(x={\n  "key": 1,\n  "other":2})'
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet='{},=( )\t\n"\'abc_19', max_size=40))
+def test_brace_assignment_prefilter_never_skips_a_rewrite(source: str) -> None:
+    """The regex pre-check is a necessary condition: turning it off changes no answer."""
+    import utp.parsers.pyliteral as pyliteral
+
+    answer = repair_brace_assignments(source)
+    with patch.object(pyliteral, "_ASSIGNMENT_SHAPE", re.compile("")):
+        assert repair_brace_assignments(source) == answer
 
 
 def test_parse_literal_accepts_json_and_python_and_refuses_names() -> None:

@@ -28,6 +28,9 @@ INTEGER_TEXT = re.compile(r"[-+]?\d+\Z")
 NUMBER_TEXT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\Z")
 _IDENT_START = re.compile(r"[A-Za-z_]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: what every rewrite needs somewhere: an identifier after ``{`` or ``,`` (blanks between), then a
+#: single ``=``. A source without it has nothing to fix, and is not walked character by character
+_ASSIGNMENT_SHAPE = re.compile(r"[{,]\s*[A-Za-z_][A-Za-z0-9_]*[ \t]*=(?!=)")
 
 
 class LiteralError(ValueError):
@@ -82,6 +85,8 @@ def repair_brace_assignments(source: str) -> str | None:
     identifier directly after ``{`` or ``,`` *inside braces* followed by a single
     ``=`` is rewritten, so keyword arguments in parentheses and ``==`` stay.
     """
+    if _ASSIGNMENT_SHAPE.search(source) is None:
+        return None
     out: list[str] = []
     stack: list[str] = []
     last_significant = ""

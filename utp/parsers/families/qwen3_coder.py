@@ -186,9 +186,12 @@ class Qwen3CoderFamily(CallFamily):
             if value_end == -1 or value_end > limit:
                 value_end, cursor = limit, limit
                 repairs.append(f"missing </parameter> after parameter {key!r}")
+                # the line breaks before the next tag are the template's layout around the
+                # closing tags that were dropped (one per tag), not the value's
+                raw = strip_one_newline(text[value_start:value_end].rstrip("\r\n"))
             else:
                 cursor = value_end + len(PARAMETER_END)
-            raw = strip_one_newline(text[value_start:value_end])
+                raw = strip_one_newline(text[value_start:value_end])
             arguments[key] = typed_value(raw, property_schema(tool, key), untyped="string")
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
