@@ -187,6 +187,23 @@ def test_qwen3_coder_renders_the_template_layout() -> None:
 NS = "antml" + ":"
 
 
+def test_minimax_m2_tool_call_block_is_read_and_removed() -> None:
+    """MiniMax-M2's template wraps Claude-style invokes in <minimax:tool_call> (MiniMax-M2 tool-calling guide)."""
+    text = (
+        "Let me look that up.\n<minimax:tool_call>\n<invoke name=\"search_web\">\n"
+        '<parameter name="query_tag">["technology", "events"]</parameter>\n'
+        '<parameter name="query_list">["OpenAI latest release"]</parameter>\n'
+        "</invoke>\n<invoke name=\"get_time\">\n</invoke>\n</minimax:tool_call>"
+    )
+    parsed = parse_response(text)
+    assert calls_of(parsed) == [
+        ("search_web", {"query_tag": ["technology", "events"], "query_list": ["OpenAI latest release"]}),
+        ("get_time", {}),
+    ]
+    assert parsed.content == "Let me look that up."
+    assert parse_response("The block opens with <minimax:tool_call> and then invokes.").tool_calls == []
+
+
 def test_anthropic_xml_two_invokes_typed_by_schema() -> None:
     text = (
         "I'll look both up.\n<function_calls>\n<invoke name=\"get_weather\">\n"

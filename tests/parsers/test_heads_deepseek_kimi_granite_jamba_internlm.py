@@ -44,6 +44,8 @@ BODY = sorted(
         # Kimi K2
         kimi_k2.SECTION_BEGIN, kimi_k2.SECTION_END, kimi_k2.CALL_BEGIN, kimi_k2.ARG_BEGIN, kimi_k2.CALL_END,
         "functions.get_weather:0", "functions.f:1", "<|tool_call_begin", "<|tool_calls_section_end", '{"a": 1}',
+        # Kimi ids before a bare argument token (its opening tokens dropped), and near misses
+        "channel_reply:0", "f:12 ", "f:", ":0", "functions.:0", "<|tool_call_argument_begin", "'",
         # JSON bodies (Granite, Jamba, InternLM plugin)
         "{", "[", "]", "}", '{"name": "f", "arguments": {}}', '[{"name": "f", "arguments": {}}]',
         '{"name": "get_weather", "parameters": {"city": "x"}}', '{"name": "f", "argum', '"', "f", "f(", "x{",
@@ -137,6 +139,7 @@ def _headed_by_all_owners(scanner: TriggerScanner, trigger: str) -> bool:
 _SUFFIXES = {
     **dict.fromkeys(deepseek.CALL_BEGIN, ["", "\n", " ", "f", "f{", "f(", '"', '{"name": ']),
     kimi_k2.SECTION_BEGIN: ["", "f", "f{", "f(", '"', '{"name": '],
+    kimi_k2.ARG_BEGIN: ["", "\n", " ", "f", "f(", '"', "[", "}", "x:0 ", "\nfunctions.f:0"],
     "<|tool_call|>": ["", "\n", " ", "f", "f{", "f(", '"'],
     "<tool_calls>": ["", "\n", " ", "f", "f{", "f(", '"'],
     "<TOOLCALL>": ["", "\n", " ", "f", "f{", "f(", '"'],

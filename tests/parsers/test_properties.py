@@ -60,6 +60,12 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda k: 0 < len(k) <= 256 and not set(k) & set("\"'<>\n"),
         lambda n: True,
     ),
+    "deepseek_dsml": (
+        "values are raw text up to </｜DSML｜parameter>; keys sit in a quoted attribute (either quote, not both)",
+        _forbid("</\uff5cDSML\uff5cparameter>", "</\uff5cDSML\uff5cinvoke>"),
+        lambda k: 0 < len(k) <= 256 and not set(k) & set("<>\n") and not ('"' in k and "'" in k),
+        lambda n: True,
+    ),
     "glm": (
         "values are raw text up to </arg_value>; keys are trimmed raw text up to </arg_key>",
         _forbid("</arg_value>", "</arg_key>"),

@@ -30,7 +30,10 @@ chunks (``choices[0].delta``; tool-call fragments assembled by ``index``).
 Known difference from one-shot parsing: output that *starts* inside
 reasoning (only ``</think>`` appears, the template pre-filled ``<think>``) is
 streamed as content; :meth:`StreamParser.result` re-reads the whole response
-and does file it under ``thinking``.
+and does file it under ``thinking``. Likewise a Kimi call whose opening tokens
+were dropped (``NAME:0<|tool_call_argument_begin|>{...}``) is recognised only
+at the argument token, after its id has streamed as content; one-shot parsing
+removes the id with the call. The calls are the same either way.
 """
 
 from __future__ import annotations

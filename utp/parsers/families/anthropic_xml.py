@@ -2,29 +2,38 @@
 
 Models prompted with Anthropic-shaped tool definitions (and models distilled
 from Claude transcripts) write this, sometimes with ``antml:``-prefixed tags.
+MiniMax-M2 writes the same invokes inside ``<minimax:tool_call>…</minimax:tool_call>``
+(its chat template's tool-call block).
 Parameter values are raw text typed by the tool's schema; without a schema a
 value that is valid JSON (``{"a": 1}``, ``42``) is read as JSON. OLMo-3 also
 wraps *pythonic* calls in ``<function_calls>``; that body is not an
 ``<invoke>``, so this family passes and the pythonic family reads it.
+
+The invoke / parameter reading is shared: :class:`InvokeSyntax` says how a
+dialect spells the two tags and types a value, and :func:`read_invoke_run`
+reads a run of invokes in it (DeepSeek's DSML, ``deepseek_dsml``, is the same
+markup with another tag prefix and a ``string`` attribute).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
-from utp.types import Diagnostic, DiagnosticKind, ToolCall
+from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 
 from utp.parsers.families.qwen3_coder import render_value
 
 #: Claude's namespaced tag prefix, spelled in two parts so the literal never looks like live markup
 _NS = "antml" + ":"
 _PREFIXES = ("", _NS)
-_INVOKE = re.compile(r"<(antml:)?invoke\s+name\s*=\s*([\"'])([^\"'\n<>]{1,256})\2\s*>")
+_INVOKE = re.compile(r"<(?P<prefix>antml:)?invoke\s+name\s*=\s*([\"'])(?P<name>[^\"'\n<>]{1,256})\2\s*>")
 #: how much whitespace may sit between ``<function_calls>`` and the first ``<invoke``
 _LEADING_SPACE = 256
 #: ``_INVOKE`` after ``<invoke`` and its first whitespace, as a scan lookahead: no groups (it is
@@ -36,53 +45,42 @@ _INVOKE_TAIL = r"""\s*+name\s*+=\s*+(?:"[^"'\n<>]{1,256}+"|'[^"'\n<>]{1,256}+')\
 #: itself, or after at most ``_LEADING_SPACE`` whitespace (``\s`` is ``str.isspace``) past the
 #: wrapper; there is no truncation report at the end of the text, so nothing else can be read
 _WRAPPED_HEAD = rf"\s{{0,{_LEADING_SPACE}}}+<(?:{re.escape(_NS)})?invoke\s{_INVOKE_TAIL}"
-_PARAMETER = re.compile(r"<(antml:)?parameter\s+name\s*=\s*([\"'])([^\"'\n<>]{1,256})\2\s*>")
+#: wrapper tag -> the closers that end it (a model may prefix one and not the other)
+_FUNCTION_CALLS_CLOSERS = tuple(f"</{p}function_calls>" for p in _PREFIXES)
+_WRAPPERS = {
+    "<function_calls>": _FUNCTION_CALLS_CLOSERS,
+    f"<{_NS}function_calls>": _FUNCTION_CALLS_CLOSERS,
+    "<minimax:tool_call>": ("</minimax:tool_call>",),
+}
+_PARAMETER = re.compile(r"<(antml:)?parameter\s+name\s*=\s*([\"'])(?P<key>[^\"'\n<>]{1,256})\2\s*>")
 
 
 @register_family
 class AnthropicXmlFamily(CallFamily):
     name = "anthropic_xml"
-    triggers = ("<function_calls>", f"<{_NS}function_calls>", "<invoke ", f"<{_NS}invoke ")
+    triggers = (*_WRAPPERS, "<invoke ", f"<{_NS}invoke ")
     #: above pythonic, which shares <function_calls> (OLMo-3)
     priority = 60
     aliases = ("claude_xml", "anthropic")
     trigger_heads = {
-        "<function_calls>": _WRAPPED_HEAD,
-        f"<{_NS}function_calls>": _WRAPPED_HEAD,
+        **dict.fromkeys(_WRAPPERS, _WRAPPED_HEAD),
         "<invoke ": _INVOKE_TAIL,
         f"<{_NS}invoke ": _INVOKE_TAIL,
     }
     summary = 'Claude-style XML: <function_calls><invoke name="N"><parameter name="K">v</parameter></invoke></function_calls>'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        wrapped = trigger.endswith("function_calls>")
-        prefix = _NS if trigger.startswith(f"<{_NS}") else ""
+        closers = _WRAPPERS.get(trigger, ())
+        wrapped = bool(closers)
         cursor = skip_space(text, pos + len(trigger), pos + len(trigger) + _LEADING_SPACE) if wrapped else pos
-        if not _INVOKE.match(text, cursor):
-            return None
-        calls: list[ToolCall] = []
-        diagnostics: list[Diagnostic] = []
-        while True:
-            match = _INVOKE.match(text, cursor)
-            if match is None:
-                break
-            outcome = self._read_invoke(text, match, ctx, diagnostics)
-            if isinstance(outcome, Extraction):
-                outcome.calls[:0] = calls
-                outcome.diagnostics[:0] = diagnostics
-                return outcome
-            call, cursor = outcome
-            calls.append(call)
-            cursor = skip_space(text, cursor)
-        if wrapped:
-            for p in (prefix, *_PREFIXES):
-                closing = f"</{p}function_calls>"
-                if text.startswith(closing, cursor):  # read up to the closer: later text changes nothing
-                    return Extraction(end=cursor + len(closing), calls=calls, diagnostics=diagnostics, final=True)
-        return Extraction(end=cursor, calls=calls, diagnostics=diagnostics)
+
+        def closed_at(at: int) -> int:
+            return next((at + len(closing) for closing in closers if text.startswith(closing, at)), -1)
+
+        return read_invoke_block(self.name, text, cursor, ctx, SYNTAX, closed_at)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
-        cursor = skip_space(text, pos + len(trigger)) if trigger.endswith("function_calls>") else pos
+        cursor = skip_space(text, pos + len(trigger)) if trigger in _WRAPPERS else pos
         if cursor >= len(text):
             return False
         if _INVOKE.match(text, cursor):
@@ -91,51 +89,6 @@ class AnthropicXmlFamily(CallFamily):
             return False
         head_end = bounded_find(text, ">", cursor, 300)
         return not text.startswith(("<invoke", f"<{_NS}invoke"), cursor) or head_end != -1 or len(text) - cursor > 300
-
-    def _read_invoke(
-        self, text: str, match: re.Match[str], ctx: ParseContext, diagnostics: list[Diagnostic]
-    ) -> tuple[ToolCall, int] | Extraction:
-        start = match.start()
-        prefix = match.group(1) or ""
-        name = match.group(3).strip()
-        invoke_end = f"</{prefix}invoke>"
-        parameter_end = f"</{prefix}parameter>"
-        tool = ctx.tool(name)
-        arguments: dict[str, object] = {}
-        repairs: list[str] = []
-        cursor = match.end()
-        while True:
-            cursor = skip_space(text, cursor)
-            if text.startswith(invoke_end, cursor):
-                after = cursor + len(invoke_end)
-                break
-            parameter = _PARAMETER.match(text, cursor)
-            if parameter is None:
-                close = find_forward(text, invoke_end, cursor)
-                if close == -1:
-                    return unreadable(
-                        self.name, text, start, len(text), f"invoke of {name!r} ends before {invoke_end}",
-                        kind=DiagnosticKind.TRUNCATED,
-                    )
-                repairs.append(f"ignored text that is not a <parameter> inside invoke at offset {cursor}")
-                cursor = close
-                continue
-            key = parameter.group(3)
-            value_start = parameter.end()
-            value_end = find_forward(text, parameter_end, value_start)
-            close = find_forward(text, invoke_end, value_start)
-            if value_end == -1 or (close != -1 and close < value_end):
-                if close == -1:
-                    return unreadable(
-                        self.name, text, start, len(text), f"parameter {key!r} of {name!r} is not closed",
-                        kind=DiagnosticKind.TRUNCATED,
-                    )
-                value_end, cursor = close, close
-                repairs.append(f"missing {parameter_end} after parameter {key!r}")
-            else:
-                cursor = value_end + len(parameter_end)
-            arguments[key] = typed_value(text[value_start:value_end], property_schema(tool, key), untyped="json")
-        return make_call(self.name, name, arguments, text[start:after], start, repairs, diagnostics), after
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         lines = ["<function_calls>"]
@@ -146,3 +99,131 @@ class AnthropicXmlFamily(CallFamily):
             lines.append("</invoke>")
         lines.append("</function_calls>")
         return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class InvokeSyntax:
+    """How one XML-call dialect spells ``<invoke name=...>`` and ``<parameter name=...>``.
+
+    ``invoke`` has groups ``prefix`` (the tag prefix, may be None) and ``name``;
+    ``parameter`` has the group ``key``. The closers are ``</{prefix}invoke>``
+    and ``</{prefix}parameter>`` with the invoke's own prefix. ``value`` turns a
+    parameter's raw text (with its tag's match and the tool, None when unknown)
+    into ``(value, repair or None)``. ``body``, when given, may read a whole
+    invoke body that is not parameter tags (a JSON object, say): called with the
+    text, the index of the body's first non-blank character and the invoke
+    closer, it returns ``(arguments, index where the closer is expected,
+    repairs)`` or None to read parameters as usual.
+    """
+
+    invoke: re.Pattern[str]
+    parameter: re.Pattern[str]
+    value: Callable[[str, re.Match[str], Tool | None], tuple[Any, str | None]]
+    body: Callable[[str, int, str], tuple[dict[str, Any], int, list[str]] | None] | None = None
+
+
+def _schema_typed(raw: str, parameter: re.Match[str], tool: Tool | None) -> tuple[Any, str | None]:
+    """Claude-style values: typed by the tool's schema; without one, JSON when the text is JSON."""
+    return typed_value(raw, property_schema(tool, parameter.group("key")), untyped="json"), None
+
+
+SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, _schema_typed)
+
+
+def read_invoke_block(
+    family: str, text: str, cursor: int, ctx: ParseContext, syntax: InvokeSyntax, closed_at: Callable[[int], int]
+) -> Extraction | None:
+    """The invokes at ``cursor`` and the block's closer after them (``closed_at``: its end, or -1).
+
+    None when no invoke starts there. With the closer read, later text cannot
+    change the result, so the extraction is final.
+    """
+    if not syntax.invoke.match(text, cursor):
+        return None
+    run = read_invoke_run(family, text, cursor, ctx, syntax)
+    if isinstance(run, Extraction):
+        return run
+    calls, diagnostics, cursor = run
+    end = closed_at(cursor)
+    if end >= 0:
+        return Extraction(end=end, calls=calls, diagnostics=diagnostics, final=True)
+    return Extraction(end=cursor, calls=calls, diagnostics=diagnostics)
+
+
+def read_invoke_run(
+    family: str, text: str, cursor: int, ctx: ParseContext, syntax: InvokeSyntax
+) -> tuple[list[ToolCall], list[Diagnostic], int] | Extraction:
+    """The invokes starting at ``cursor``, whitespace between and after them: ``(calls, diagnostics, end)``.
+
+    An Extraction instead when one of them cannot be read (it reports the calls
+    read before it too): that ends the run.
+    """
+    calls: list[ToolCall] = []
+    diagnostics: list[Diagnostic] = []
+    while True:
+        match = syntax.invoke.match(text, cursor)
+        if match is None:
+            break
+        outcome = read_invoke(family, text, match, ctx, diagnostics, syntax)
+        if isinstance(outcome, Extraction):
+            outcome.calls[:0] = calls
+            outcome.diagnostics[:0] = diagnostics
+            return outcome
+        call, cursor = outcome
+        calls.append(call)
+        cursor = skip_space(text, cursor)
+    return calls, diagnostics, cursor
+
+
+def read_invoke(
+    family: str, text: str, match: re.Match[str], ctx: ParseContext, diagnostics: list[Diagnostic], syntax: InvokeSyntax
+) -> tuple[ToolCall, int] | Extraction:
+    """One invoke whose opening tag is ``match``: the call and the index past its closer."""
+    start = match.start()
+    prefix = match.group("prefix") or ""
+    name = match.group("name").strip()
+    invoke_end = f"</{prefix}invoke>"
+    parameter_end = f"</{prefix}parameter>"
+    tool = ctx.tool(name)
+    arguments: dict[str, object] = {}
+    repairs: list[str] = []
+    cursor = match.end()
+    if syntax.body is not None:
+        whole = syntax.body(text, skip_space(text, cursor), invoke_end)
+        if whole is not None:
+            arguments, cursor, repairs = whole
+    while True:
+        cursor = skip_space(text, cursor)
+        if text.startswith(invoke_end, cursor):
+            after = cursor + len(invoke_end)
+            break
+        parameter = syntax.parameter.match(text, cursor)
+        if parameter is None:
+            close = find_forward(text, invoke_end, cursor)
+            if close == -1:
+                return unreadable(
+                    family, text, start, len(text), f"invoke of {name!r} ends before {invoke_end}",
+                    kind=DiagnosticKind.TRUNCATED,
+                )
+            repairs.append(f"ignored text that is not a <parameter> inside invoke at offset {cursor}")
+            cursor = close
+            continue
+        key = parameter.group("key")
+        value_start = parameter.end()
+        value_end = find_forward(text, parameter_end, value_start)
+        close = find_forward(text, invoke_end, value_start)
+        if value_end == -1 or (close != -1 and close < value_end):
+            if close == -1:
+                return unreadable(
+                    family, text, start, len(text), f"parameter {key!r} of {name!r} is not closed",
+                    kind=DiagnosticKind.TRUNCATED,
+                )
+            value_end, cursor = close, close
+            repairs.append(f"missing {parameter_end} after parameter {key!r}")
+        else:
+            cursor = value_end + len(parameter_end)
+        value, repair = syntax.value(text[value_start:value_end], parameter, tool)
+        if repair is not None:
+            repairs.append(repair)
+        arguments[key] = value
+    return make_call(family, name, arguments, text[start:after], start, repairs, diagnostics), after

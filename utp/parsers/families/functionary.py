@@ -6,6 +6,19 @@ first and passes on a JSON body. In v3.2 every message starts with
 ``>>>recipient``: ``>>>all`` is prose for the user (kept as content), any
 other recipient followed by a JSON object is a call. ``<|python_tag|>`` is the
 Llama family's, not this one's.
+
+Llama 3.1 writes the same ``<function=NAME>{json}</function>`` for custom
+tools (Meta's Llama 3.1 prompt-format page), and Llama 3.x behind hosted
+APIs (Groq's ``failed_generation`` of ``tool_use_failed`` errors) often
+drops the ``>``: ``<function=NAME{json}</function>``, or writes ``=``, ``,``
+or ``:`` in its place (``<function=read={"file_path": "a"}</function>``,
+``<function=get_time:{}>``), sometimes closing with ``>`` or
+``></function>``. That is read with a repair when NAME is an identifier
+(letters, digits, ``_ . -``; at most 128 characters) followed by at most one
+of those separators, at most 8 spaces or tabs either side, and then the JSON
+object itself (``{`` and then, after blanks, ``"`` or ``}``): a name that runs
+straight into a JSON object cannot be prose.
+The standard reading is tried first.
 """
 
 from __future__ import annotations
@@ -27,10 +40,21 @@ RECIPIENT = ">>>"
 _RECIPIENT_HEADER = re.compile(r">>>([A-Za-z_][\w.\-]{0,255})[ \t]*\r?\n")
 #: what a header looks like while it is still arriving
 _PARTIAL_HEADER = re.compile(r">{1,3}(?:[A-Za-z_][\w.\-]{0,255}[ \t]*\r?)?")
-#: scan lookahead after ``<function=``: ``read_name`` needs a ``>`` within MAX_NAME characters
-#: with no ``<`` before it (the name would hold one), then at most MAX_NAME whitespace and
-#: ``{``. Possessive runs: the first ``>`` ends the name, so nothing is given back.
-FUNCTION_HEAD = rf"[^<>]{{0,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+\{{"
+#: Llama's drifted header: NAME glued to its JSON object, or joined by one of ``= , :``
+#: (``<function=read={...}``); the whole header stays shorter than MAX_NAME, so while it is
+#: arriving ``name_settled`` never calls it settled (it has no ``>``, ``<`` or newline)
+_DRIFT_NAME = r"[A-Za-z_][\w.\-]{0,127}"
+#: and a JSON object must really start there: a quoted key or the closing brace next
+_DRIFT_BODY = r'\{\s{0,64}+["}]'
+_DRIFT_HEADER = re.compile(rf"({_DRIFT_NAME})[ \t]{{0,8}}([=,:]?)[ \t]{{0,8}}(?={_DRIFT_BODY})")
+#: scan lookahead after ``<function=``: either ``read_name`` finds a ``>`` within MAX_NAME
+#: characters with no ``<`` before it (the name would hold one), then at most MAX_NAME
+#: whitespace and ``{``; or the drifted header matches. Possessive runs: the first ``>``
+#: ends the name, and no name character is a separator, blank or ``{``, so nothing is given back.
+FUNCTION_HEAD = (
+    rf"(?:[^<>]{{0,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+"
+    rf"|[A-Za-z_][\w.\-]{{0,127}}+[ \t]{{0,8}}+[=,:]?[ \t]{{0,8}}+(?={_DRIFT_BODY}))\{{"
+)
 #: scan lookahead after ``>>>``: ``_RECIPIENT_HEADER`` must match (nothing else is read), and
 #: then the message is either ``all``'s (content) or must open a JSON object within MAX_NAME
 #: whitespace. Possessive runs give back nothing the header could use: a shorter name would
@@ -53,12 +77,18 @@ class FunctionaryFamily(CallFamily):
         if trigger == RECIPIENT:
             return self._recipient_message(text, pos)
         header = read_name(text, pos + len(FUNCTION))
-        if header is None:
-            return None
-        name, cursor = header
-        body = skip_space(text, cursor, cursor + MAX_NAME)
-        if not text.startswith("{", body):
-            return None
+        body = -1
+        repairs: list[str] = []
+        if header is not None:
+            name, cursor = header
+            body = skip_space(text, cursor, cursor + MAX_NAME)
+        drifted = body == -1 or not text.startswith("{", body)
+        if drifted:
+            drift = _DRIFT_HEADER.match(text, pos + len(FUNCTION))
+            if drift is None:
+                return None
+            name, body, joint = drift.group(1), drift.end(), drift.group(2)
+            repairs.append(f"{joint!r} instead of '>' after the function name" if joint else "no '>' after the function name")
         diagnostics: list[Diagnostic] = []
         close = find_forward(text, FUNCTION_END, body)
         read = read_json_at(text, body, None if close == -1 else close, closer_bound(text, FUNCTION_END, body))
@@ -66,9 +96,19 @@ class FunctionaryFamily(CallFamily):
             if close == -1:
                 return unreadable(self.name, text, pos, len(text), f"arguments of {name!r} are not a complete JSON object", kind=DiagnosticKind.TRUNCATED)
             return unreadable(self.name, text, pos, close + len(FUNCTION_END), f"arguments of {name!r} are not a JSON object")
-        arguments, end, repairs = read
+        arguments, end, json_repairs = read
+        repairs.extend(json_repairs)
         after = skip_space(text, end)
-        if text.startswith(FUNCTION_END, after):
+        if drifted and text.startswith(">", after):
+            # the header's '>' written after the arguments instead (``<function=f{...}>``),
+            # alone or before </function>
+            end = after + 1
+            after = skip_space(text, end)
+            if text.startswith(FUNCTION_END, after):
+                end = after + len(FUNCTION_END)
+            else:
+                repairs.append(f"'>' after the arguments instead of {FUNCTION_END}")
+        elif text.startswith(FUNCTION_END, after):
             end = after + len(FUNCTION_END)
         else:
             repairs.append(f"missing {FUNCTION_END}")

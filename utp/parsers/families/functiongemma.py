@@ -7,6 +7,31 @@ Inside the braces keys are bare words, numbers/booleans/null are bare, and
 arrays and objects nest the same way. Strings are delimited by a token rather
 than quotes precisely so that braces, commas and quotes inside them need no
 escaping, so the reader here never looks inside a delimited string.
+
+Drift read with a repair (each noted on the call):
+
+* ``call:`` missing after the opener (gemma-4-E2B prompted with FunctionGemma
+  syntax writes ``<start_function_call>NAME{}``): the opener is a special
+  token, and an identifier glued to ``{`` right after it can only be a call.
+  Its arguments must then read; if they do not, the block is reported
+  UNPARSEABLE (TRUNCATED at the end of the text) rather than shown as prose.
+  Anything else after an opener (prose that *mentions* the token) stays
+  content.
+* an XML-style closer: ``</end_function_call>``, ``</start_function_call>``,
+  ``</tool_call|>``.
+* Gemma 4 behind a server that strips special tokens (vLLM with
+  ``skip_special_tokens``) leaves ``call:NAME{key:value}`` bare: no call
+  tokens, no ``<|"|>`` around strings. ``call:`` is an ordinary word, so a
+  bare call is read only where it cannot be prose: ``call:`` starts a line
+  (after blanks at most), NAME is an identifier glued to ``call:`` and to
+  ``{``, the braces balance and the whole body reads in the argument syntax
+  with identifier keys, the call(s) fill the rest of that one line (several
+  calls may follow each other on it, as ``<tool_call|><|tool_call>`` vanish
+  too; 16 blanks at most may trail; a stray end token may close it), and,
+  when tools are offered, every NAME is one of them. "Next call: {x}",
+  "recall:foo{bar}" and a sentence that goes on after the braces stay
+  content; such a line that does not read is content too (it may be prose),
+  never a diagnostic.
 """
 
 from __future__ import annotations
@@ -28,11 +53,40 @@ _QUOTES = (ESCAPE, GEMMA4_QUOTE)
 #: opening token → closing token
 _BLOCKS = {"<start_function_call>": "<end_function_call>", "<|tool_call>": "<tool_call|>"}
 _CALL_PREFIX = "call:"
+#: the bare trigger: a Gemma 4 call whose special tokens the server stripped
+BARE = _CALL_PREFIX
+#: XML-style closers models write for the end token (read with a repair)
+_SLASHED = ("</end_function_call>", "</start_function_call>", "</tool_call|>")
+_ENDS = (*_BLOCKS.values(), *_SLASHED)
+#: a call without ``call:`` (after an opener) or a bare call's name: an identifier glued to ``{``
+_GLUED_NAME = r"[A-Za-z_][\w.\-]{0,255}"
+#: and its arguments must really open there: ``}`` or a key (a word or a quoted key) next
+_GLUED_BODY = r'\{\s{0,64}+(?:\}|[\w"]|<escape>|<\|"\|>)'
+_GLUED = re.compile(rf"({_GLUED_NAME})(?={_GLUED_BODY})")
+_BLANKS = re.compile(r"\s{0,64}+")
+#: the same for a bare call, which lies on one line: only spaces and tabs after its '{'
+_BARE_BODY = r'\{[ \t]{0,64}+(?:\}|[\w"]|<escape>|<\|"\|>)'
+_BARE_GLUED = re.compile(rf"({_GLUED_NAME})(?={_BARE_BODY})")
+_BARE_BLANKS = re.compile(r"[ \t]{0,64}+")
+_KEY_START = re.compile(r'[\w"}]')
+_NAME_RUN = re.compile(r"[\w.\-]*")
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+#: a bare call's keys: identifiers (a key with a blank in it is prose)
+_BARE_KEY = re.compile(r"[\w.\-$@]+\Z")
+#: blanks that may trail a bare call on its line (fewer than the stream's lookahead, so a
+#: stream sees the end of the line, or a longer run, before it accepts the call)
+_TRAILING_BLANKS = 16
 #: how much whitespace ``extract`` skips between the block opener and ``call:``
 _LEADING_SPACE = 64
 #: the scan lookahead: ``extract`` skips at most that much whitespace (``\s`` is ``str.isspace``) and
-#: returns None unless ``call:`` is next, at the end of the text too (no truncation report there)
-_HEAD = rf"\s{{0,{_LEADING_SPACE}}}+{re.escape(_CALL_PREFIX)}"
+#: returns None unless ``call:`` or a name glued to its arguments (``_GLUED``) is next, at the end
+#: of the text too (no truncation report there); no name character is ``{``, so the possessive
+#: run gives back nothing
+_HEAD = rf"\s{{0,{_LEADING_SPACE}}}+(?:{re.escape(_CALL_PREFIX)}|[A-Za-z_][\w.\-]{{0,255}}+{_GLUED_BODY})"
+#: the bare trigger's lookahead: ``call:`` at a line start or after a blank that is itself at a
+#: line start or after a blank (``_bare`` then checks that only blanks precede it on its line),
+#: NAME glued to it and to ``{``, and a ``}`` later on the line (the call ends there)
+_BARE_HEAD = rf"(?<![^ \t\n]call:)(?<![^ \t\n][ \t]call:)[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY})\{{[^\n}}]*+\}}"
 _NAME = re.compile(r"[^\s{}<>:,\[\]]{1,256}")
 #: a bare number/word ends at a separator or at any token (strings and call ends start with '<')
 _SCALAR_END = re.compile(r"[,}\]<]")
@@ -50,9 +104,11 @@ class _Unreadable(ValueError):
 class _ValueReader:
     """Recursive-descent reader for the brace syntax; each character is read once."""
 
-    def __init__(self, text: str, repairs: list[str]) -> None:
+    def __init__(self, text: str, repairs: list[str], bare: bool = False) -> None:
         self.text = text
         self.repairs = repairs
+        #: a bare call (one line, tokens stripped): keys must be identifiers
+        self.bare = bare
 
     def value(self, i: int, depth: int) -> tuple[Any, int]:
         text = self.text
@@ -120,6 +176,8 @@ class _ValueReader:
         key = text[i:j].strip()
         if not key:
             raise _Unreadable("missing key", i)
+        if self.bare and not _BARE_KEY.match(key):
+            raise _Unreadable(f"key {key[:40]!r} is not an identifier", i)
         return key, j
 
     def object(self, i: int, depth: int) -> tuple[dict[str, Any], int]:
@@ -169,26 +227,36 @@ class _ValueReader:
 @register_family
 class FunctionGemmaFamily(CallFamily):
     name = "functiongemma"
-    triggers = tuple(_BLOCKS)
+    triggers = (*_BLOCKS, BARE)
     aliases = ("function_gemma", "gemma4")
     summary = "FunctionGemma / Gemma 4: <start_function_call>call:NAME{key:<escape>v<escape>}<end_function_call>"
-    trigger_heads = dict.fromkeys(_BLOCKS, _HEAD)
+    trigger_heads = {**dict.fromkeys(_BLOCKS, _HEAD), BARE: _BARE_HEAD}
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger == BARE:
+            return self._bare(text, pos, ctx)
         closing = _BLOCKS[trigger]
         cursor = skip_space(text, pos + len(trigger), pos + len(trigger) + _LEADING_SPACE)
-        if not text.startswith(_CALL_PREFIX, cursor):
-            return None
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
+        if text.startswith(_CALL_PREFIX, cursor):
+            name_match = _NAME.match(text, cursor + len(_CALL_PREFIX))
+            missing_prefix = False
+        else:
+            name_match = _GLUED.match(text, cursor)
+            if name_match is None:
+                return None
+            missing_prefix = True
         while True:
             call_start = cursor
-            name_match = _NAME.match(text, cursor + len(_CALL_PREFIX))
             if name_match is None:
                 return self._unreadable(text, pos, closing, "no function name after 'call:'", calls, diagnostics)
             name = name_match.group()
             cursor = skip_space(text, name_match.end())
             repairs: list[str] = []
+            if missing_prefix:
+                repairs.append(f"no 'call:' before {name!r}")
+                missing_prefix = False
             if text.startswith("{", cursor):
                 try:
                     arguments, cursor = _ValueReader(text, repairs).object(cursor, 1)
@@ -199,11 +267,15 @@ class FunctionGemmaFamily(CallFamily):
             else:
                 arguments = {}
                 repairs.append(f"call to {name!r} has no '{{...}}' arguments")
+            cursor, slashed = self._closer(text, cursor, repairs)
             calls.append(make_call(self.name, name, arguments, text[call_start:cursor], call_start, repairs, diagnostics))
+            if slashed:
+                return Extraction(end=cursor, calls=calls, diagnostics=diagnostics)
             cursor = skip_space(text, cursor)
             if text.startswith(",", cursor):
                 cursor = skip_space(text, cursor + 1)
             if text.startswith(_CALL_PREFIX, cursor):
+                name_match = _NAME.match(text, cursor + len(_CALL_PREFIX))
                 continue
             for token in (closing, *_BLOCKS.values()):
                 if text.startswith(token, cursor):
@@ -212,14 +284,90 @@ class FunctionGemmaFamily(CallFamily):
                 return Extraction(end=cursor, calls=calls, diagnostics=diagnostics)
             return self._unreadable(text, pos, closing, f"unexpected text after the call to {name!r}", calls, diagnostics)
 
+    @staticmethod
+    def _closer(text: str, cursor: int, repairs: list[str]) -> tuple[int, bool]:
+        """Past an XML-style closer right after a call (a repair), else ``cursor`` unchanged."""
+        after = skip_space(text, cursor)
+        for token in _SLASHED:
+            if text.startswith(token, after):
+                repairs.append(f"closed with {token}")
+                return after + len(token), True
+        return cursor, False
+
+    def _bare(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        """``call:NAME{...}`` with the call tokens stripped: only as a whole line (see the module doc)."""
+        before = pos
+        while before > 0 and text[before - 1] in " \t":
+            before -= 1
+        if before > 0 and text[before - 1] != "\n":
+            return None
+        line_end = find_forward(text, "\n", pos)
+        if line_end == -1:
+            line_end = len(text)
+        line = text[pos:line_end]  # everything read below lies on this line
+        calls: list[ToolCall] = []
+        diagnostics: list[Diagnostic] = []
+        cursor = 0
+        while True:
+            name_match = _BARE_GLUED.match(line, cursor + len(BARE))
+            if name_match is None:
+                return None
+            name = name_match.group()
+            if ctx.has_tools and ctx.tool(name) is None:
+                return None
+            repairs = ["call tokens missing around 'call:' (stripped special tokens?)"]
+            try:
+                arguments, end = _ValueReader(line, repairs, bare=True).object(name_match.end(), 1)
+            except (_Unreadable, RecursionError):
+                return None
+            calls.append(make_call(self.name, name, arguments, line[cursor:end], pos + cursor, repairs, diagnostics))
+            cursor = end
+            blanks = cursor
+            while blanks < len(line) and line[blanks] in " \t":
+                blanks += 1
+            if line.startswith(BARE, blanks):
+                cursor = blanks
+                continue
+            for token in _ENDS:
+                if line.startswith(token, blanks):
+                    cursor = blanks + len(token)
+                    blanks = cursor
+                    while blanks < len(line) and line[blanks] in " \t":
+                        blanks += 1
+                    break
+            rest = line[blanks:]
+            if blanks - cursor > _TRAILING_BLANKS or rest not in ("", "\r"):
+                return None
+            return Extraction(end=pos + cursor, calls=calls, diagnostics=diagnostics)
+
     def settled(self, text: str, pos: int, trigger: str) -> bool:
+        if trigger == BARE:
+            return self._bare_settled(text, pos)
         cursor = skip_space(text, pos + len(trigger))
-        return cursor < len(text) and not is_proper_prefix(text, cursor, _CALL_PREFIX)
+        if cursor >= len(text) or is_proper_prefix(text, cursor, _CALL_PREFIX):
+            return False
+        # an identifier still arriving may yet be glued to '{' (a call without 'call:')
+        if cursor - (pos + len(trigger)) <= _LEADING_SPACE and text[cursor] in _NAME_START:
+            return _glued_settled(text, cursor, _BLANKS)
+        return True
+
+    @staticmethod
+    def _bare_settled(text: str, pos: int) -> bool:
+        """Everything ``_bare`` reads lies on the trigger's line: decided once that line is whole."""
+        before = pos
+        while before > 0 and text[before - 1] in " \t":
+            before -= 1
+        if before > 0 and text[before - 1] != "\n":
+            return True
+        name_at = pos + len(BARE)
+        if name_at < len(text) and (text[name_at] not in _NAME_START or _glued_settled(text, name_at, _BARE_BLANKS)):
+            return True
+        return find_forward(text, "\n", pos) != -1
 
     def _unreadable(
         self, text: str, pos: int, closing: str, reason: str, calls: list[ToolCall], diagnostics: list[Diagnostic]
     ) -> Extraction:
-        end, token = find_first(text, (closing, *_BLOCKS.values()), pos)
+        end, token = find_first(text, (closing, *_ENDS), pos)
         if end == -1:
             return unreadable(self.name, text, pos, len(text), reason, kind=DiagnosticKind.TRUNCATED, calls=calls, diagnostics=diagnostics)
         return unreadable(self.name, text, pos, end + len(token), reason, calls=calls, diagnostics=diagnostics)
@@ -228,6 +376,23 @@ class FunctionGemmaFamily(CallFamily):
         return "".join(
             f"<start_function_call>{_CALL_PREFIX}{call.name}{render_value(call.arguments)}<end_function_call>" for call in calls
         )
+
+
+def _glued_settled(text: str, at: int, blanks_after_brace: re.Pattern[str]) -> bool:
+    """Can no text after ``text`` make ``_GLUED`` (``_BARE_GLUED``) match at ``at`` (a name start)?"""
+    run = _NAME_RUN.match(text, at + 1).end()  # type: ignore[union-attr]
+    if run - at > 256:
+        return True
+    if run == len(text):
+        return False
+    if text[run] != "{":
+        return True
+    blanks = blanks_after_brace.match(text, run + 1).end()  # type: ignore[union-attr]
+    if blanks == len(text):
+        return False
+    if _KEY_START.match(text, blanks):
+        return False
+    return not any(text.startswith(q, blanks) or is_proper_prefix(text, blanks, q) for q in _QUOTES)
 
 
 def render_value(value: Any) -> str:

@@ -6,7 +6,24 @@
     <|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>
 
 The id is kept as the call id; the name is the part between ``functions.``
-and ``:IDX``.
+and ``:IDX``. (Grammar: the chat template and ``docs/tool_call_guidance.md`` of
+moonshotai/Kimi-K2-Instruct; vLLM's ``kimi_k2_tool_parser`` reads the id as
+``[^<]+:\\d+`` and the arguments as a JSON object.)
+
+Two damaged shapes seen in the wild are read, each with a repair on the call:
+
+* the argument token dropped (vLLM PR #31207, a Bedrock stream):
+  ``<|tool_call_begin|> functions.get_weather:0 {"city": "Tokyo"} <|tool_call_end|>``.
+  Only an id with its ``:IDX`` followed by a JSON object is read so.
+* the opening tokens dropped (typeclaw PR #344):
+  ``channel_reply:0<|tool_call_argument_begin|>{...}<|tool_calls_section_end|>``.
+  ``<|tool_call_argument_begin|>`` is a special token, never prose, so it is a
+  trigger too: the id right before it names the call (the extraction's
+  ``start`` moves back over it, and over a section or call token before it),
+  stray end tokens after the arguments go with it. Without an id the span (a
+  run of such tokens and their arguments) is reported UNPARSEABLE once. Its head needs a JSON object (or the end of the text)
+  after the token. Streaming cannot take back the id it already showed as
+  prose, so a stream's content keeps it where a one-shot parse drops it.
 """
 
 from __future__ import annotations
@@ -17,6 +34,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import build_call, unparseable
+from utp.parsers.familykit import read_json_at
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -27,52 +45,42 @@ CALL_BEGIN = "<|tool_call_begin|>"
 ARG_BEGIN = "<|tool_call_argument_begin|>"
 CALL_END = "<|tool_call_end|>"
 _ID = re.compile(r"\s*(?:functions\.)?([^\s:<>]{1,200}?)(?::(\d+))?\s*$")
+#: an id with its index and then a JSON object: a call whose argument token was dropped
+_BARE_ID = re.compile(r"\s*((?:functions\.)?([^\s:<>{}]{1,200}):\d{1,9})\s*(?=\{)")
 #: scan lookahead for the section token. ``extract`` skips whitespace (``\s`` is ``str.isspace``)
 #: after it and returns None unless a call token, the section end or the end of the text follows.
 #: The call token gets no head: Kimi reads any ``<|tool_call_begin|>`` (a call, or an UNPARSEABLE
 #: one without an argument token).
 SECTION_HEAD = "\\s*+(?:\\Z|" + re.escape(CALL_BEGIN) + "|" + re.escape(SECTION_END) + ")"
+#: scan lookahead for an argument token no call token opened: arguments are a JSON object, so
+#: ``extract`` returns None unless ``{`` or the end of the text follows the whitespace
+ARG_HEAD = "\\s*+(?:\\{|\\Z)"
+#: tokens that end the arguments of a call without its opening tokens (the next call's, too)
+_BODY_ENDS = (CALL_END, SECTION_END, CALL_BEGIN, ARG_BEGIN, SECTION_BEGIN)
+#: the longest id read back from an argument token (``functions.`` plus a 200-character name)
+_MAX_NAME = 210
+_MAX_INDEX = 9
+_DECODER = json.JSONDecoder()
+#: an id or token right after one of these is being shown (inline code, a quoted string), not written
+_QUOTES = "`\"'"
 
 
 @register_family
 class KimiK2Family(CallFamily):
     name = "kimi_k2"
-    triggers = (SECTION_BEGIN, CALL_BEGIN)
+    triggers = (SECTION_BEGIN, CALL_BEGIN, ARG_BEGIN)
     priority = 50
     aliases = ("kimi", "kimi_k2_instruct")
-    trigger_heads = {SECTION_BEGIN: SECTION_HEAD}
+    trigger_heads = {SECTION_BEGIN: SECTION_HEAD, ARG_BEGIN: ARG_HEAD}
     summary = "<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...}<|tool_call_end|>..."
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger == ARG_BEGIN:
+            return self._orphan(text, pos)
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
         cursor = _skip(text, pos + len(SECTION_BEGIN)) if trigger == SECTION_BEGIN else pos
-        end = cursor
-        while text.startswith(CALL_BEGIN, cursor):
-            head_start = cursor + len(CALL_BEGIN)
-            arg = find_forward(text, ARG_BEGIN, head_start)
-            close = find_forward(text, CALL_END, head_start)
-            if arg < 0 or (close >= 0 and arg > close):
-                stop = close + len(CALL_END) if close >= 0 else len(text)
-                diagnostics.append(unparseable(self.name, "call without <|tool_call_argument_begin|>", text[cursor:stop], cursor))
-                end = cursor = _skip(text, stop)
-                if close < 0:
-                    return Extraction(len(text), calls, diagnostics)
-                continue
-            ident = _ID.match(text[head_start:arg])
-            body_end = close if close >= 0 else len(text)
-            raw_args = text[arg + len(ARG_BEGIN) : body_end]
-            if ident is None:
-                diagnostics.append(unparseable(self.name, "unreadable function id", text[cursor:body_end], cursor))
-            else:
-                self._add(ident, text[head_start:arg].strip(), raw_args, text[cursor:body_end], calls, diagnostics)
-            if close < 0:
-                diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a call", text[cursor:][:300], self.name, cursor))
-                return Extraction(len(text), calls, diagnostics)
-            end = close + len(CALL_END)
-            cursor = _skip(text, end)
-        if text.startswith(SECTION_END, cursor):
-            end = cursor + len(SECTION_END)
+        end, cursor = self._calls(text, cursor, calls, diagnostics)
         if trigger == SECTION_BEGIN and not calls and not diagnostics:
             if cursor >= len(text):
                 return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended after the section token", text[pos:], self.name, pos)])
@@ -80,13 +88,113 @@ class KimiK2Family(CallFamily):
             return Extraction(end, [], []) if end > cursor else None
         return Extraction(end, calls, diagnostics) if end > pos else None
 
-    def _add(self, ident: re.Match[str], call_id: str, raw_args: str, raw: str, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> None:
-        name = ident.group(1)
+    def _calls(self, text: str, cursor: int, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> tuple[int, int]:
+        """The calls from ``cursor`` on and the section end after them.
+
+        Returns ``(end, cursor)``: just past what was read (``cursor`` when nothing was),
+        and where reading stopped (whitespace after ``end`` skipped).
+        """
+        end = cursor
+        while text.startswith(CALL_BEGIN, cursor):
+            head_start = cursor + len(CALL_BEGIN)
+            arg = find_forward(text, ARG_BEGIN, head_start)
+            close = find_forward(text, CALL_END, head_start)
+            if arg < 0 or (close >= 0 and arg > close):
+                body_end = close if close >= 0 else len(text)
+                if not self._without_arg_token(text, cursor, head_start, body_end, calls, diagnostics):
+                    stop = close + len(CALL_END) if close >= 0 else len(text)
+                    diagnostics.append(unparseable(self.name, "call without <|tool_call_argument_begin|>", text[cursor:stop], cursor))
+                    if close < 0:
+                        return len(text), len(text)
+                    end = cursor = _skip(text, stop)
+                    continue
+            else:
+                ident = _ID.match(text[head_start:arg])
+                body_end = close if close >= 0 else len(text)
+                raw_args = text[arg + len(ARG_BEGIN) : body_end]
+                if ident is None:
+                    diagnostics.append(unparseable(self.name, "unreadable function id", text[cursor:body_end], cursor))
+                else:
+                    self._add(ident.group(1), text[head_start:arg].strip(), raw_args, text[cursor:body_end], calls, diagnostics)
+            if close < 0:
+                diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a call", text[cursor:][:300], self.name, cursor))
+                return len(text), len(text)
+            end = close + len(CALL_END)
+            cursor = _skip(text, end)
+        if text.startswith(SECTION_END, cursor):
+            end = cursor + len(SECTION_END)
+        return end, cursor
+
+    def _without_arg_token(self, text: str, cursor: int, head_start: int, body_end: int, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> bool:
+        """``<|tool_call_begin|>functions.f:0 {...}``: an id with its index, then only a JSON object."""
+        ident = _BARE_ID.match(text, head_start, body_end)
+        if ident is None:
+            return False
+        got = read_json_at(text, ident.end(), body_end)
+        if got is None or type(got[0]) is not dict or _skip(text, got[1]) < body_end:
+            return False
+        value, _, repairs = got
+        repairs = [f"missing {ARG_BEGIN} after the call id", *repairs]
+        self._add_value(ident.group(2), ident.group(1), value, repairs, text[cursor:body_end], calls, diagnostics)
+        return True
+
+    def _orphan(self, text: str, pos: int) -> Extraction | None:
+        """An argument token no call token opened: the id before it names the call.
+
+        The span moves back over the id (and any section or call token right
+        before it), so none of the leak stays in the content. A stream has
+        already shown the id when the token arrives: its live content keeps it
+        (a known difference, see :mod:`utp.parsers.streaming`); its calls and
+        ``result()`` are the same.
+        """
+        body = _skip(text, pos + len(ARG_BEGIN))
+        if body < len(text) and text[body] != "{":
+            return None  # the head: Kimi's arguments are a JSON object
+        ident = _id_before(text, pos)
+        start = _tokens_before(text, ident[0] if ident else pos)
+        if start > 0 and text[start - 1] in _QUOTES:
+            return None  # syntax being shown: in inline code or a quoted string
+        calls: list[ToolCall] = []
+        diagnostics: list[Diagnostic] = []
+        if body >= len(text):
+            what = f"the arguments of {ident[1]!r}" if ident else "arguments"
+            diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended before {what}", text[start:], self.name, start))
+            return Extraction(len(text), calls, diagnostics, start=start)
+        got, end, cursor, body_end = _arguments(text, body, ident is not None)
+        while ident is None and text.startswith(ARG_BEGIN, cursor):  # a run of stray tokens is one span
+            after = _skip(text, cursor + len(ARG_BEGIN))
+            if text.startswith(ARG_BEGIN, after):
+                end = cursor = after
+                continue
+            if after < len(text) and text[after] != "{":
+                break
+            if after >= len(text):
+                end = cursor = len(text)
+                break
+            _, end, cursor, _ = _arguments(text, after, False)
+        raw = text[start:end]
+        if ident is None:
+            diagnostics.append(unparseable(self.name, f"{ARG_BEGIN} without a call id (functions.NAME:IDX) before it", raw, start))
+        elif got is None:
+            diagnostics.append(unparseable(self.name, f"arguments of {ident[1]!r}: {_why_unreadable(text[body:body_end])}", raw, start))
+        else:
+            value, _, repairs = got
+            repairs = [f"missing {CALL_BEGIN} before the call id", *repairs]
+            self._add_value(ident[1], ident[2], value, repairs, raw, calls, diagnostics)
+        more, _ = self._calls(text, cursor, calls, diagnostics)  # later calls of the section, its end token
+        if more > cursor:
+            end = more
+        return Extraction(end, calls, diagnostics, start=start)
+
+    def _add(self, name: str, call_id: str, raw_args: str, raw: str, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> None:
         try:
             arguments, repairs = loads_lenient(raw_args) if raw_args.strip() else ({}, [])
         except ValueError as exc:
             diagnostics.append(unparseable(self.name, f"arguments of {name!r}: {exc}", raw))
             return
+        self._add_value(name, call_id, arguments, repairs, raw, calls, diagnostics)
+
+    def _add_value(self, name: str, call_id: str, arguments: object, repairs: list[str], raw: str, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> None:
         call, diags = build_call(name, arguments, self.name, raw, repairs, call_id)
         diagnostics.extend(diags)
         if call is not None:
@@ -104,3 +212,79 @@ def _skip(text: str, pos: int) -> int:
     while pos < len(text) and text[pos].isspace():
         pos += 1
     return pos
+
+
+def _arguments(text: str, body: int, lenient: bool) -> tuple[tuple[object, int, list[str]] | None, int, int, int]:
+    """The arguments at ``body`` (a ``{``): ``(value, end, repairs)`` or None, the span's end
+    (past an end token right after them), where reading stopped, and where the body ends."""
+    body_end = min((at for at in (find_forward(text, token, body) for token in _BODY_ENDS) if at >= 0), default=len(text))
+    # without an id no call comes of it: the value only says where the span ends, and a
+    # token ending the body bounds it well enough when the value is not valid JSON
+    got = read_json_at(text, body, body_end) if lenient or body_end == len(text) else _valid_json(text, body, body_end)
+    end = got[1] if got is not None else body_end
+    if got is None and text.startswith(ARG_BEGIN, body_end):
+        following = _id_before(text, body_end)  # the next call's id is not this call's text
+        if following is not None and following[0] > body:
+            end = following[0]
+    cursor = _skip(text, end)
+    if text.startswith(CALL_END, cursor):
+        end = cursor + len(CALL_END)
+        cursor = _skip(text, end)
+    return got, end, cursor, body_end
+
+
+def _valid_json(text: str, pos: int, end: int) -> tuple[object, int, list[str]] | None:
+    try:
+        value, stop = _DECODER.raw_decode(text[pos:end])
+    except (ValueError, RecursionError):
+        return None
+    return value, pos + stop, []
+
+
+def _why_unreadable(raw: str) -> str:
+    try:
+        loads_lenient(raw)
+    except ValueError as exc:
+        return str(exc)
+    return "not a JSON object"
+
+
+def _name_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_-."
+
+
+def _id_before(text: str, pos: int) -> tuple[int, str, str] | None:
+    """``(start, name, id)`` of a call id ``[functions.]NAME:IDX`` ending (whitespace aside) at ``pos``.
+
+    Read backwards over at most a bounded number of characters, so a visit costs O(1).
+    """
+    end = pos
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    colon = end
+    while colon > 0 and end - colon <= _MAX_INDEX and "0" <= text[colon - 1] <= "9":
+        colon -= 1
+    colon -= 1
+    if colon == end - 1 or colon < 1 or text[colon] != ":":
+        return None
+    start = colon
+    while start > 0 and colon - start <= _MAX_NAME and _name_char(text[start - 1]):
+        start -= 1
+    name = text[start:colon].removeprefix("functions.")
+    if (start > 0 and _name_char(text[start - 1])) or not name or not (name[0].isalnum() or name[0] == "_"):
+        return None
+    return start, name, text[start:end]
+
+
+def _tokens_before(text: str, start: int) -> int:
+    """``start`` moved back over a section or call token (and whitespace) right before it."""
+    while True:
+        at = start
+        while at > 0 and text[at - 1].isspace():
+            at -= 1
+        for token in (CALL_BEGIN, SECTION_BEGIN):
+            if text.startswith(token, at - len(token)) and at >= len(token):
+                start = at - len(token)
+                break
+        else:
+            return start

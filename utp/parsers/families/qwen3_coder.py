@@ -75,12 +75,12 @@ class Qwen3CoderFamily(CallFamily):
     #: above hermes and glm on the shared <tool_call>; above functionary on <function=
     priority = 70
     #: wrapped calls open with ``<function=`` (scan lookahead; the bare trigger needs none)
-    #: a bare <function= is ours only with a name closed by '>' (no '<' in it) within MAX_NAME
-    #: characters, then at most MAX_NAME whitespace and <parameter= or </function>
+    #: a bare <function= is ours only with a name closed by '>' (no '<' or '{' in it) within
+    #: MAX_NAME characters, then at most MAX_NAME whitespace and <parameter= or </function>
     #: (``_bare_body_is_ours``); possessive runs, as the first '>' ends the name
     trigger_heads = {
         OPEN: r"\s*<function=",
-        FUNCTION: rf"[^<>]{{0,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+(?:<parameter=|</function>)",
+        FUNCTION: rf"[^<>{{]{{0,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+(?:<parameter=|</function>)",
     }
     aliases = ("qwen_xml", "qwen3_coder_xml", "qwen3-coder")
     summary = "Qwen3-Coder: <tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call>"
@@ -119,10 +119,12 @@ class Qwen3CoderFamily(CallFamily):
         """A bare ``<function=NAME>`` is ours only when parameters (or the close) follow.
 
         Functionary writes ``<function=NAME>{json}</function>`` and prose may
-        mention ``<function=...>``; both are left to others.
+        mention ``<function=...>``; both are left to others. So is a "name"
+        holding ``{``: that is Llama's ``<function=NAME{json}></function>``,
+        the JSON glued to the name and the ``>`` after it (functionary's).
         """
         header = read_name(text, at + len(FUNCTION))
-        if header is None:
+        if header is None or "{" in header[0]:
             return False
         body = skip_space(text, header[1], header[1] + MAX_NAME)
         return text.startswith(PARAMETER, body) or text.startswith(FUNCTION_END, body)

@@ -1,0 +1,172 @@
+"""DeepSeek V3.2 / V4 / V4.1 "DSML" calls: Claude-style invoke markup behind a ``｜DSML｜`` tag prefix.
+
+DeepSeek's reference encoders (``encoding/encoding_dsv32.py`` of
+deepseek-ai/DeepSeek-V3.2, ``encoding/encoding_dsv4.py`` of DeepSeek-V4 and
+``encoding/encoding.py`` of DeepSeek-V4.1-Flash) write::
+
+    <｜DSML｜function_calls>
+    <｜DSML｜invoke name="get_weather">
+    <｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>
+    <｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>
+    </｜DSML｜invoke>
+    </｜DSML｜function_calls>
+
+V3.2 names the block ``function_calls``, V4 ``tool_calls``, V4.1 `` calls``
+and spaces its tags too (``<｜DSML｜ invoke name=...>``, ``</｜DSML｜ parameter>``).
+``string="true"`` marks a value written as is (kept verbatim, whatever the
+schema says); ``string="false"`` a JSON value (numbers, booleans, arrays,
+objects). The bars are U+FF5C. Real outputs also spell the token with ASCII
+bars (``<|DSML|``, the "legacy" spelling vLLM accepts) and with doubled bars
+(``<｜｜DSML｜｜``, seen from the chat.deepseek.com models), drop the block
+wrapper (bare invokes) or misspell it (``<｜DSML｜toolcalls>``, ``<｜DSML｜tool>``
+from DeepSeek-V4-Flash with speculative decoding, vLLM #56141); all of those
+are read. SGLang's V3.2 detector and its V4.1 structural tag also put a JSON
+object straight inside the invoke (``<｜DSML｜invoke name="f">{"a": 1}</｜DSML｜invoke>``);
+that is read too. The invoke and parameter reading is Claude-style XML's
+(:mod:`utp.parsers.families.anthropic_xml`), with this prefix and the
+``string`` attribute.
+
+A block is a call only with an invoke tag in it: a wrapper token followed by
+anything else (prose quoting ``<｜DSML｜tool_calls>``, or DeepSeek-V4's
+malformed ``<｜DSML｜toolcall>NAME`` + fenced JSON) stays content.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.families.anthropic_xml import _INVOKE_TAIL, InvokeSyntax, read_invoke_block
+from utp.parsers.familykit import closer_bound, read_json_at
+from utp.parsers.jsonrepair import loads_lenient
+from utp.parsers.pyliteral import property_schema, typed_value
+from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
+from utp.types import Tool, ToolCall
+
+#: the DSML token with each bar real outputs use: U+FF5C (the tokenizer's), ASCII, doubled
+MARKS = ("\uff5cDSML\uff5c", "|DSML|", "\uff5c\uff5cDSML\uff5c\uff5c", "||DSML||")
+_MARK = "(?:" + "|".join(re.escape(mark) for mark in MARKS) + ")"
+#: how much whitespace may sit between the block token and the first invoke
+_LEADING_SPACE = 256
+#: V4.1 puts one space between the token and each tag name
+_INVOKE = re.compile(rf"<(?P<prefix>{_MARK} ?)invoke\s+name\s*=\s*([\"'])(?P<name>[^\"'\n<>]{{1,256}})\2\s*>")
+_STRING_ATTRIBUTE = r"\s+string\s*=\s*(?P<q{n}>[\"'])(?P<string{n}>[^\"'\n<>]{{0,16}})(?P=q{n})"
+#: ``name`` and an optional ``string`` attribute, in either order (a key may hold the other quote)
+_PARAMETER = re.compile(
+    rf"<{_MARK} ?parameter(?:{_STRING_ATTRIBUTE.format(n=1)})?\s+name\s*=\s*([\"'])(?P<key>(?:(?!\3)[^\n<>]){{1,256}})\3"
+    rf"(?:{_STRING_ATTRIBUTE.format(n=2)})?\s*>"
+)
+#: the block token's name: ``function_calls`` (V3.2), ``tool_calls`` (V4), `` calls`` (V4.1) or a
+#: misspelling of them; never a tag name (an invoke or parameter token without attributes)
+_BLOCK = r"(?! ?(?:invoke|parameter)>) ?[A-Za-z_]{1,32}"
+_WRAPPER = re.compile(_BLOCK + ">")
+_CLOSER = re.compile(rf"</{_MARK}{_BLOCK}>")
+#: scan lookahead after a trigger (``<`` and the token): ``extract`` returns None unless an invoke
+#: tag (``_INVOKE``) starts at the trigger, or a block token does and an invoke tag follows it after
+#: at most ``_LEADING_SPACE`` whitespace (``\s`` is ``str.isspace``); possessive, groups spelled
+#: out (as in anthropic_xml's heads)
+HEAD = (
+    rf"(?:\x20?invoke\s{_INVOKE_TAIL}"
+    rf"|(?!\x20?(?:invoke|parameter)>)\x20?[A-Za-z_]{{1,32}}+>\s{{0,{_LEADING_SPACE}}}+<{_MARK}\x20?invoke\s{_INVOKE_TAIL})"
+)
+#: streaming: text that an invoke tag may still grow from (``_INVOKE``'s proper prefixes past ``invoke``)
+_INVOKE_PARTIAL = re.compile(
+    rf"<{_MARK} ?invoke(?:\s++(?:n(?:a(?:m(?:e(?:\s*+(?:=(?:\s*+(?:([\"'])[^\"'\n<>]{{0,256}}+(?:\1\s*+)?)?)?)?)?)?)?)?)?)?\Z"
+)
+_INVOKE_STARTS = tuple(f"<{mark}{space}invoke" for mark in MARKS for space in ("", " "))
+#: streaming: a block token's name still being written
+_BLOCK_PARTIAL = re.compile(r" ?[A-Za-z_]{0,32}\Z")
+
+
+def _value(raw: str, parameter: re.Match[str], tool: Tool | None) -> tuple[Any, str | None]:
+    """``string="true"``: the text as is; ``"false"``: JSON; no attribute: typed like Claude-style values."""
+    key = parameter.group("key")
+    flag = (parameter.group("string1") or parameter.group("string2") or "").strip().lower()
+    if flag == "true":
+        return raw, None
+    schema = property_schema(tool, key)
+    if flag != "false":
+        return typed_value(raw, schema, untyped="json"), None
+    try:
+        return json.loads(raw), None
+    except (ValueError, RecursionError):
+        pass
+    try:
+        value, fixes = loads_lenient(raw)
+    except (ValueError, RecursionError):
+        return typed_value(raw, schema), f'parameter {key!r} is marked string="false" but is not JSON: read as text'
+    return value, f"parameter {key!r} is JSON after repair ({'; '.join(fixes)})" if fixes else None
+
+
+def _json_body(text: str, at: int, invoke_end: str) -> tuple[dict[str, Any], int, list[str]] | None:
+    """A JSON object written straight inside the invoke instead of parameter tags (SGLang's "format 2")."""
+    if not text.startswith("{", at):
+        return None
+    close = find_forward(text, invoke_end, at)
+    if close == -1:
+        return None  # the parameter reading reports the invoke as cut off
+    read = read_json_at(text, at, close, closer_bound(text, invoke_end, at))
+    if read is None or not isinstance(read[0], dict) or not text.startswith(invoke_end, skip_space(text, read[1])):
+        return None
+    value, end, repairs = read
+    return value, end, list(repairs)
+
+
+SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, _value, _json_body)
+
+
+@register_family
+class DeepseekDsmlFamily(CallFamily):
+    name = "deepseek_dsml"
+    triggers = tuple(f"<{mark}" for mark in MARKS)
+    aliases = ("dsml", "deepseek_v32", "deepseek_v3_2", "deepseek_v4", "deepseek_v41")
+    trigger_heads = dict.fromkeys(triggers, HEAD)
+    summary = '<｜DSML｜tool_calls><｜DSML｜invoke name="N"><｜DSML｜parameter name="K" string="true">v</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>'
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        wrapper = _WRAPPER.match(text, pos + len(trigger))
+        cursor = pos if wrapper is None else skip_space(text, wrapper.end(), wrapper.end() + _LEADING_SPACE)
+
+        def closed_at(at: int) -> int:  # also after bare invokes: the block token is never prose
+            closer = _CLOSER.match(text, at)
+            return -1 if closer is None else closer.end()
+
+        return read_invoke_block(self.name, text, cursor, ctx, SYNTAX, closed_at)
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        if _INVOKE.match(text, pos):
+            return True
+        if _may_become_invoke(text, pos):
+            return False
+        after = pos + len(trigger)
+        wrapper = _WRAPPER.match(text, after)
+        if wrapper is None:
+            return _BLOCK_PARTIAL.match(text, after) is None
+        cursor = skip_space(text, wrapper.end(), wrapper.end() + _LEADING_SPACE)
+        if cursor >= len(text):
+            return False
+        return _INVOKE.match(text, cursor) is not None or not _may_become_invoke(text, cursor)
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        """V4's block, laid out as ``encoding_dsv4.py`` writes it (newlines between tags only)."""
+        mark = MARKS[0]
+        invokes = []
+        for call in calls:
+            parameters = []
+            for key, value in call.arguments.items():
+                quote = "'" if '"' in key else '"'
+                is_text = isinstance(value, str)
+                shown = value if is_text else json.dumps(value, ensure_ascii=False)
+                parameters.append(
+                    f"<{mark}parameter name={quote}{key}{quote} string=\"{str(is_text).lower()}\">{shown}</{mark}parameter>"
+                )
+            invokes.append(f'<{mark}invoke name="{call.name}">\n' + "\n".join(parameters) + f"\n</{mark}invoke>")
+        return f"<{mark}tool_calls>\n" + "\n".join(invokes) + f"\n</{mark}tool_calls>"
+
+
+def _may_become_invoke(text: str, at: int) -> bool:
+    """Streaming: could more text make an invoke tag match at ``at``?"""
+    return any(is_proper_prefix(text, at, start) for start in _INVOKE_STARTS) or _INVOKE_PARTIAL.match(text, at) is not None
