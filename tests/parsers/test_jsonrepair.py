@@ -37,12 +37,45 @@ def test_valid_json_has_no_repairs() -> None:
         ('{"a": 1 "b": 2}', {"a": 1, "b": 2}, jr.MISSING_COMMA),
         ("{'q': 'say \"hi\"'}", {"q": 'say "hi"'}, jr.SINGLE_QUOTES),
         ('{"text": "line1\nline2"}', {"text": "line1\nline2"}, jr.CONTROL_CHARS),
+        ('{"html": "<a href="x">y</a>", "n": 1}', {"html": '<a href="x">y</a>', "n": 1}, jr.INNER_QUOTES),
+        ('["say "hi" now", "b"]', ['say "hi" now', "b"], jr.INNER_QUOTES),
     ],
 )
 def test_each_repair_is_named(text: str, expected: object, repair: str) -> None:
     value, repairs = loads_lenient(text)
     assert value == expected
     assert repair in repairs
+
+
+def test_unescaped_quotes_in_written_html_are_kept() -> None:
+    """Gitlawb/openclaude#287 (qwen2.5-coder on Ollama): a file's HTML written into a JSON string unescaped."""
+    text = (
+        '{"name": "Write", "arguments": {"file_path": "/path/to/index.html", "content": "\\n<html lang="en">\\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1.0">\\n Document\\n"}}'
+    )
+    value, repairs = loads_lenient(text)
+    assert value["arguments"]["content"] == '\n<html lang="en">\n<meta name="viewport" content="width=device-width, initial-scale=1.0">\n Document\n'
+    assert repairs == [jr.INNER_QUOTES]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "repair"),
+    [
+        ('{"a": "x" "b": 1}', {"a": "x", "b": 1}, jr.MISSING_COMMA),  # a quote after a quote: a missing comma
+        ('{"a": "x"\n}', {"a": "x"}, None),  # valid: the quote ends the value
+    ],
+)
+def test_a_quote_that_can_end_the_value_ends_it(text: str, expected: object, repair: str | None) -> None:
+    value, repairs = loads_lenient(text)
+    assert value == expected
+    assert jr.INNER_QUOTES not in repairs
+    assert repair is None or repair in repairs
+
+
+def test_a_quote_before_a_comma_inside_a_string_is_still_unreadable() -> None:
+    """``"He said "hi", then"``: the quote before the comma could end the value, so nothing is guessed."""
+    with pytest.raises(ValueError):
+        loads_lenient('{"text": "He said "hi", then left"}')
 
 
 @pytest.mark.parametrize(

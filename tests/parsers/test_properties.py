@@ -288,6 +288,8 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
         "qwen3 JSON bodies cut short": lambda n: '<tool_call><function=f>{"a": </function></tool_call>' * (n // 50),
         "functionary bodies cut short": lambda n: '<function=f>{"a": </function>' * (n // 29),
         "functionary recipients": lambda n: '>>>f\n{"a": ' * (n // 11),
+        "unescaped quotes in call arguments": lambda n: '<tool_call>{"name": "f", "arguments": {"a": "x" y' * (n // 50),
+        "unescaped quotes in bare JSON": lambda n: '{"a": "x" y' * (n // 11),
         "many calls before one closer": lambda n: "<|python_tag|>" + '{"name": "f", "parameters": {}}; ' * (n // 33) + "<|eom_id|>",
     }
     for label, build in shared.items():

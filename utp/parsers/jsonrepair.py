@@ -45,9 +45,14 @@ DOUBLE_ENCODED = "decoded double-encoded JSON string"
 LIST_WRAPPED = "unwrapped single-object list"
 CONTROL_CHARS = "escaped control characters in strings"
 LOOSE_NUMBER = "normalised number literal"
+INNER_QUOTES = "kept unescaped quotes inside a string"
 
 _WS = " \t\r\n\u00a0\ufeff"
 _WS_RUN = re.compile(r"[ \t\r\n\u00a0\ufeff]*")
+#: what may follow a value's closing quote: a separator, a closer, the next string (missing comma)
+_VALUE_FOLLOWERS = ',}]"'
+#: a double quote with no backslash before it
+_UNESCAPED_QUOTE = re.compile(r'(?<!\\)"')
 _STRING_BODY = {
     '"': re.compile(r'(?:[^"\\]|\\.)*', re.S),
     "'": re.compile(r"(?:[^'\\]|\\.)*", re.S),
@@ -337,6 +342,13 @@ class _LenientReader:
         if quote == "'":
             self.note(SINGLE_QUOTES)
         end = _string_end(self.text, self.i)
+        if end >= 0 and quote == '"':
+            inner_end = self.past_inner_quotes(end)
+            if inner_end != end:
+                self.note(INNER_QUOTES)
+                raw = _UNESCAPED_QUOTE.sub(r'\\"', self.text[self.i + 1 : inner_end - 1])
+                self.i = inner_end
+                return self.decode_string_body(raw, quote)
         if end < 0:  # unterminated: truncated output
             self.note(CLOSED_TRUNCATED)
             raw = self.text[self.i + 1 :]
@@ -345,6 +357,25 @@ class _LenientReader:
             raw = self.text[self.i + 1 : end - 1]
             self.i = end
         return self.decode_string_body(raw, quote)
+
+    def past_inner_quotes(self, end: int) -> int:
+        """Where a double-quoted value really ends, when quotes inside it were not escaped.
+
+        A value's closing quote is followed (after blanks) by ``,``, ``}``,
+        ``]``, another quote (a missing comma) or the end. A quote followed by
+        anything else (``lang="en">``, a word) cannot end the value: code and
+        HTML written into an argument carry such quotes. The value then runs to
+        the first quote that can end it; when none can, nothing changes.
+        """
+        text, n = self.text, self.n
+        at = end
+        while True:
+            follow = _WS_RUN.match(text, at).end()
+            if follow >= n or text[follow] in _VALUE_FOLLOWERS:
+                return at
+            at = _string_end(text, at - 1)  # the quote that did not end it opens the next stretch
+            if at < 0:
+                return end
 
     def read_escaped_string(self) -> str:
         """A string opened with ``\\"`` (model escaped the quotes of a nested object)."""
