@@ -337,6 +337,16 @@ def test_harmony_arguments_may_name_many_other_special_tokens() -> None:
     assert [(c.name, c.arguments, c.repairs) for c in parsed.tool_calls] == [("f", arguments, [])]
 
 
+def test_harmony_json_constraint_glued_to_the_recipient_is_split_only_for_an_offered_tool() -> None:
+    """llama.cpp #15102: gpt-oss writes ``to=functions.shelljson`` when ``<|constrain|>`` goes missing."""
+    text = '<|channel|>commentary to=functions.shelljson<|message|>{"cmd": ["ls"]}<|call|>'
+    parsed = parse_response(text, tools=[{"name": "shell"}])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("shell", {"cmd": ["ls"]})]
+    assert parsed.tool_calls[0].repairs == ["split 'json' glued to the recipient"]
+    assert [c.name for c in parse_response(text).tool_calls] == ["shelljson"]  # no tools: nothing to split against
+    assert [c.name for c in parse_response(text, tools=[{"name": "shelljson"}]).tool_calls] == ["shelljson"]
+
+
 def test_harmony_render_matches_gpt_oss_output() -> None:
     text = get_family("harmony").render([ToolCall("f", {"a": 1}), ToolCall("g", {})])
     assert text == (

@@ -34,6 +34,8 @@ _STRAY_ENDS = (CALL, END, RETURN)
 MAX_HEADER = 512
 _RECIPIENT = re.compile(r"\bto=(\S+)")
 _TOKEN = re.compile(r"<\|[a-z_]+\|>")
+#: the constraint a header names before the message (``<|constrain|>json``)
+_GLUED = "json"
 #: more stray end tokens right after one (blanks between): removed with it as one span. Content
 #: is the same (the prose between two cuts is trimmed at both, so blanks between them vanish
 #: either way), but a flood costs one visit per run instead of one per token, which no head
@@ -109,8 +111,7 @@ class HarmonyFamily(CallFamily):
     def _call(
         self, text: str, pos: int, recipient: str, body_start: int, body_end: int, terminator: str, ctx: ParseContext
     ) -> Extraction:
-        name = self._tool_name(recipient, ctx)
-        repairs: list[str] = []
+        name, repairs = self._tool_name(recipient, ctx)
         json_start = skip_space(text, body_start, body_end)
         arguments: dict[str, Any] = {}
         if json_start == body_end:
@@ -138,14 +139,23 @@ class HarmonyFamily(CallFamily):
         return Extraction(end=end, calls=[call], diagnostics=diagnostics)
 
     @staticmethod
-    def _tool_name(recipient: str, ctx: ParseContext) -> str:
+    def _tool_name(recipient: str, ctx: ParseContext) -> tuple[str, list[str]]:
+        """The offered tool the recipient names, and the repairs that took.
+
+        gpt-oss sometimes glues the ``json`` constraint to the recipient
+        (``to=functions.shelljson<|message|>``, llama.cpp #15102): with tools
+        offered, a name that is not one of them but is one once that suffix goes
+        is read as that tool, and the repair recorded.
+        """
         name = recipient[len("functions.") :] if recipient.startswith("functions.") else recipient
-        if ctx.tool(name) is not None:
-            return name
-        for tool in ctx.tools:
-            if identifier_safe(tool.name) == name:
-                return tool.name
-        return name
+        offered = _offered(name, ctx)
+        if offered is not None:
+            return offered, []
+        if name.endswith(_GLUED) and len(name) > len(_GLUED):
+            offered = _offered(name[: -len(_GLUED)], ctx)
+            if offered is not None:
+                return offered, [f"split {_GLUED!r} glued to the recipient"]
+        return name, []
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         parts = []
@@ -154,3 +164,13 @@ class HarmonyFamily(CallFamily):
             arguments = json.dumps(call.arguments, ensure_ascii=False)
             parts.append(f"{prefix}{CHANNEL}commentary to=functions.{call.name} <|constrain|>json{MESSAGE}{arguments}{CALL}")
         return "".join(parts)
+
+
+def _offered(name: str, ctx: ParseContext) -> str | None:
+    """The offered tool ``name`` means: itself, or the tool whose identifier-safe spelling it is."""
+    if ctx.tool(name) is not None:
+        return name
+    for tool in ctx.tools:
+        if identifier_safe(tool.name) == name:
+            return tool.name
+    return None
