@@ -47,6 +47,7 @@ from typing import Any, Union
 from utp.parsers.base import Extraction
 from utp.parsers.composite import Candidate, CompositeParser, in_inline_code, try_extract
 from utp.parsers.native import parse_native_calls
+from utp.parsers.textscan import clear_cache
 from utp.response import get_field
 from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, ToolCall
 
@@ -139,6 +140,7 @@ class StreamParser:
         self._native_items: list[Any] = []
         self._openai_calls: dict[int, _OpenAICall] = {}
         self._calls: list[ToolCall] = []
+        self._native_keys: set[str] = set()  # canonical keys of the native calls announced
         self._diagnostics: list[Diagnostic] = []
         self._finish: str | None = None
         self._closed = False
@@ -298,9 +300,20 @@ class StreamParser:
             self._closing_at = self._length
 
     def _joined(self) -> str:
-        """All text received, with the fast path's pieces joined in (one copy per slow step)."""
+        """All text received, with the fast path's pieces joined in.
+
+        The new pieces are appended to the buffer in place: with the only
+        reference to the buffer in a local variable, CPython grows the string
+        instead of copying it, so a long response with many calls (a slow step
+        each) is not copied once per call. The search caches hold the last
+        text, so they are dropped first (a fresh text rebuilds them anyway).
+        """
         if self._pending:
-            self._text = self._text + "".join(self._pending)
+            clear_cache()
+            text = self._text
+            self._text = ""
+            text += "".join(self._pending)
+            self._text = text
             self._pending.clear()
         return self._text
 
@@ -568,7 +581,7 @@ class StreamParser:
     def _announce(self, calls: list[ToolCall], diagnostics: list[Diagnostic], events: list[StreamEvent], content: bool = False) -> None:
         checked: list[Diagnostic] = list(diagnostics)
         ready = []
-        seen = {c.canonical_key() for c in self._calls if c.format == "native"}
+        seen = self._native_keys
         for call in calls:
             if content and seen and call.canonical_key() in seen:
                 checked.append(Diagnostic(DiagnosticKind.DUPLICATE, f"{call.name!r} appears both as a native call and in content ({call.format}); kept once", "", call.format))
@@ -580,6 +593,8 @@ class StreamParser:
             events.append(DiagnosticEvent(diagnostic))
         for call in ready:
             self._calls.append(call)
+            if call.format == "native":
+                seen.add(call.canonical_key())
             events.append(CallReady(call))
 
 

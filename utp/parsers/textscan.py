@@ -48,15 +48,19 @@ def nth_forward(text: str, needle: str, pos: int, n: int) -> int:
 
     Occurrences found are remembered per needle for the same text, so asking
     at each opener in turn, left to right, costs one pass over the text in all.
+    The record starts where the first question about a text starts (a stream
+    asks about a fresh, longer text at each read, always near its end, so
+    starting at 0 would rescan everything before the span every time).
     """
     table = getattr(_local, "occurrences", None)
     if table is None:
         table = _local.occurrences = {}
     entry = table.get(needle)
-    if entry is None or entry[0] is not text:
-        entry = table[needle] = (text, [], [0])
-    _, found, scanned = entry
-    # the list holds every non-overlapping hit from the start of the text, in order
+    if entry is None or entry[0] is not text or pos < entry[3]:
+        entry = table[needle] = (text, [], [pos], pos)
+    _, found, scanned, _ = entry
+    # the list holds every hit at or after the record's start, in order (a needle that cannot
+    # overlap itself has the same hits wherever the search starts)
     index = bisect_left(found, pos)
     while len(found) < index + n and scanned[0] >= 0:
         at = text.find(needle, scanned[0])
