@@ -35,3 +35,23 @@ def names_args(calls: Any) -> list[tuple[str, str]]:
             name, arguments = call.name, call.arguments
         out.append((name, json.dumps(arguments, sort_keys=True)))
     return sorted(out)
+
+
+def streamed(text: str, size: int) -> tuple[str, list[tuple[str, dict]]]:
+    """Content and calls of ``text`` streamed in chunks of ``size`` characters."""
+    from utp.parsers.streaming import CallReady, ContentDelta, stream_parse
+
+    chunks = [text[i : i + size] for i in range(0, len(text), size)]
+    events, _ = stream_parse(chunks)
+    content = "".join(e.text for e in events if isinstance(e, ContentDelta))
+    return content, [(e.call.name, e.call.arguments) for e in events if isinstance(e, CallReady)]
+
+
+def assert_stream_matches(text: str) -> None:
+    """Streaming ``text`` in small and large chunks gives the one-shot content and calls."""
+    from utp.parsers import parse_response
+
+    parsed = parse_response(text)
+    want = (parsed.content, [(c.name, c.arguments) for c in parsed.tool_calls])
+    for size in (1, 2, 3, 7, 64):
+        assert streamed(text, size) == want, (size, text)

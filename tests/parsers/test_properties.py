@@ -33,7 +33,7 @@ ROUND_TRIP_EXAMPLES = int(os.environ.get("UTP_ROUND_TRIP_EXAMPLES", "30"))
 
 #: Reasoning tags are cut out of content before any family runs, for every
 #: family: a string argument containing one cannot survive the composite.
-REASONING_MARKERS = ("<think", "</think")
+REASONING_MARKERS = ("<think", "</think", "<seed:think", "</seed:think", "<ifm|think", "</ifm|think")
 
 
 def _forbid(*needles: str) -> Callable[[str], bool]:
@@ -64,6 +64,18 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         "values are raw text up to </｜DSML｜parameter>; keys sit in a quoted attribute (either quote, not both)",
         _forbid("</\uff5cDSML\uff5cparameter>", "</\uff5cDSML\uff5cinvoke>"),
         lambda k: 0 < len(k) <= 256 and not set(k) & set("<>\n") and not ('"' in k and "'" in k),
+        lambda n: True,
+    ),
+    "k2_v3": (
+        "values are raw text up to </ifm|arg_value>; keys are trimmed raw text up to </ifm|arg_key>",
+        _forbid("</ifm|arg_value>", "</ifm|arg_key>"),
+        lambda k: k == k.strip(),
+        lambda n: True,
+    ),
+    "minicpm4": (
+        "values are trimmed raw text up to </param>, or one CDATA section (which cannot hold ]]>); keys sit in a quoted attribute",
+        _forbid("]]>"),
+        lambda k: 0 < len(k) <= 256 and not set(k) & set("\"'<>\n"),
         lambda n: True,
     ),
     "glm": (
@@ -292,6 +304,13 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
         "unescaped quotes in bare JSON": lambda n: '{"a": "x" y' * (n // 11),
         "many calls before one closer": lambda n: "<|python_tag|>" + '{"name": "f", "parameters": {}}; ' * (n // 33) + "<|eom_id|>",
     }
+    # openers of the newer families followed by the start of a body that never completes
+    openers = ["<|tools_prefix|>", "<|function_call|>", "<|message_sep|>", "<seed:think>", "<longcat_tool_call>",
+               '<function name="x">', "<function ", "<ifm|tool_call>", "<ifm|tool_calls>", "<ifm|tool_call>x",
+               '<\uff5ctool_call_begin\uff5c><steptml:invoke name="x">']
+    for opener in openers:
+        for tail in ("{", "[{", "<"):
+            shared[f"({opener!r}+{tail!r})*n"] = lambda n, u=opener + tail: u * (n // len(u))
     for label, build in shared.items():
         cases.append(("auto", label, build))
     return cases
@@ -337,6 +356,6 @@ def test_a_megabyte_of_braces_is_read_in_linear_time() -> None:
 
 def test_reasoning_markers_are_the_only_global_exclusion() -> None:
     """Guard for the strategy above: the exclusion list stays what the docstring claims."""
-    assert REASONING_MARKERS == ("<think", "</think")
+    assert REASONING_MARKERS == ("<think", "</think", "<seed:think", "</seed:think", "<ifm|think", "</ifm|think")
     assert all(re.fullmatch(r"[a-z0-9_]+", name) for name in WIRE_LIMITS)
     assert set(WIRE_LIMITS) <= set(FAMILIES)

@@ -8,6 +8,7 @@ JSON, or a fake tool result? Answering it once keeps the families agreeing.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from utp.parsers.base import Extraction
@@ -217,6 +218,7 @@ def extract_tagged_json(
     closers: tuple[str, ...] = (),
     require_arguments: bool = False,
     separators: str = ",;",
+    resume_lines: bool = False,
 ) -> Extraction | None:
     """The common shape ``TAG <json call or list of calls>... [CLOSER]``.
 
@@ -226,6 +228,12 @@ def extract_tagged_json(
     not call-shaped → ``None``; JSON that cannot be read → an UNPARSEABLE
     Extraction consuming up to the closer (or the end), so broken markup is
     reported instead of shown as prose.
+
+    ``resume_lines`` (bodies written one call per line, as MiniMax-M1's): after
+    a value that cannot be read, reading goes on at the next line that starts
+    outside every bracket the bad value opened (so a call nested in a broken
+    call's arguments is never lifted out and run); the bad text is reported
+    and values from then on are read one per line.
     """
     from utp.parsers.jsonrepair import decode_json_at
     from utp.parsers.textscan import find_forward
@@ -247,18 +255,36 @@ def extract_tagged_json(
     # fresh slice to the closer would cost the window's length per value (quadratic in the
     # number of values), and a failing decode on the whole text counts its lines from the start.
     window, offset = (text[cursor:limit], cursor) if limit < len(text) else (text, 0)
+    recovering = False  # a value could not be read: from here on, one value per line
     while cursor < limit and text[cursor] in "{[":
+        line_end = limit
+        if recovering:
+            line_end = find_forward(text, "\n", cursor)
+            line_end = limit if line_end < 0 or line_end > limit else line_end
         try:
-            value, jend, repairs = decode_json_at(window, cursor - offset)
-            jend += offset
+            if recovering:
+                value, jend, repairs = decode_json_at(text[cursor:line_end], 0)
+                jend += cursor
+                if CLOSED_TRUNCATED in repairs and line_end < limit:
+                    raise ValueError("value does not close on its line")
+            else:
+                value, jend, repairs = decode_json_at(window, cursor - offset)
+                jend += offset
         except ValueError as exc:
-            stop = limit
-            for closer in closers:
-                if text.startswith(closer, stop):
-                    stop += len(closer)
-                    break
-            diagnostics.append(unparseable(family, f"unreadable JSON: {exc}", text[pos:stop], pos))
-            return Extraction(stop, calls, diagnostics)
+            resume = _resume_point(text, cursor, limit) if resume_lines else -1
+            if resume < 0:
+                stop = limit
+                for closer in closers:
+                    if text.startswith(closer, stop):
+                        stop += len(closer)
+                        break
+                start = cursor if recovering else pos
+                diagnostics.append(unparseable(family, f"unreadable JSON: {exc}", text[start:stop], start))
+                return Extraction(stop, calls, diagnostics)
+            diagnostics.append(unparseable(family, f"unreadable JSON (skipped): {exc}", text[cursor:resume].rstrip(), cursor))
+            recovering = True
+            cursor = end = resume
+            continue
         if calls and CLOSED_TRUNCATED in repairs:
             # A further value cut off by the end of the output: undecidable, so it is
             # part of this block (reported), never left behind as half a call in prose.
@@ -266,6 +292,14 @@ def extract_tagged_json(
             end = limit
             break
         found = calls_from_value(value, family, text[cursor:jend], repairs, require_arguments)
+        if found is None and recovering:
+            resume = _resume_point(text, cursor, limit)
+            diagnostics.append(unparseable(family, "a line of the call block is not a call", text[cursor : limit if resume < 0 else resume].rstrip(), cursor))
+            end = limit if resume < 0 else resume
+            if resume < 0:
+                break
+            cursor = resume
+            continue
         if found is None:
             if calls:
                 break
@@ -283,3 +317,24 @@ def extract_tagged_json(
             end = after + len(closer)
             break
     return Extraction(end, calls, diagnostics)
+
+
+#: what moves the bracket depth of (possibly broken) JSON, line by line: a string never
+#: crosses a line (JSON strings hold no raw newline), so a broken quote spoils one line only
+_DEPTH_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|[{}\[\]\n]')
+
+
+def _resume_point(text: str, start: int, limit: int) -> int:
+    """The next line after ``start`` (before ``limit``) opening a JSON value outside every
+    bracket opened since ``start``; -1 if none. Linear in the text scanned."""
+    depth = 0
+    for token in _DEPTH_TOKEN.finditer(text, start, limit):
+        mark = token.group()
+        if mark == "\n":
+            if depth <= 0:
+                nxt = skip_ws(text, token.end(), limit)
+                if nxt < limit and text[nxt] in "{[":
+                    return nxt
+        elif mark[0] != '"':
+            depth += 1 if mark in "{[" else -1
+    return -1

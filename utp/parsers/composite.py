@@ -397,7 +397,7 @@ def _prefilled_reasoning(content: str) -> tuple[int, str]:
 
     Only a closing tag with no opener before it: ``(index after it, reasoning)``.
     """
-    if not content or "</think" not in content:
+    if not content or "think" not in content:  # every reasoning closer holds it
         return 0, ""
     for opener, closer in REASONING_TAGS:
         close = content.find(closer)

@@ -16,6 +16,7 @@ tests hold it to that.
 from __future__ import annotations
 
 import keyword
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,6 +87,9 @@ def read_simple_calls(source: str, one_per_line: bool = False) -> list[RawCall] 
             key, value = argument.group("key"), argument.group("value")
             if keyword.iskeyword(key) or key == "__debug__" or key in call.keywords or _ZERO_PADDED.match(value):
                 return None  # a SyntaxError in Python: ast says which
-            call.keywords[key] = _value(value)
+            parsed = _value(value)
+            if type(parsed) is float and not math.isfinite(parsed):
+                return None  # 1e999: the ast reader refuses it and says where
+            call.keywords[key] = parsed
         calls.append(call)
     return calls

@@ -16,6 +16,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from utp.parsers.pycalls import RawCall, read_simple_calls
@@ -44,6 +45,8 @@ def literal_value(node: ast.AST) -> Any:
         if value is None or isinstance(value, (str, bool, int)):
             return value
         if isinstance(value, float):
+            if not math.isfinite(value):  # 1e999: no JSON number spells it
+                raise LiteralError(f"non-finite number at column {node.col_offset}")
             return value
         raise LiteralError(f"unsupported constant {type(value).__name__} at column {node.col_offset}")
     if isinstance(node, ast.Name):
@@ -233,6 +236,79 @@ def parse_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawCal
         return calls, ["key=value inside braces read as object entries"]
     except RecursionError:
         raise LiteralError("call nested too deeply") from None
+
+
+@dataclass
+class CallFailure:
+    """One call of a well-formed call list whose arguments are not JSON values (``b'x'``, ``1e999``)."""
+
+    name: str
+    source: str
+    reason: str
+
+
+def _call_nodes(tree: ast.AST) -> list[ast.Call] | None:
+    """The call nodes of a call list (or of call statements); None unless every item is ``name(...)``."""
+    if isinstance(tree, ast.Expression):
+        body = tree.body
+        items = list(body.elts) if isinstance(body, (ast.List, ast.Tuple)) else [body]
+    else:
+        assert isinstance(tree, ast.Module)
+        items = []
+        for statement in tree.body:
+            if not isinstance(statement, ast.Expr):
+                return None
+            value = statement.value
+            items.extend(value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value])
+    calls: list[ast.Call] = []
+    for item in items:
+        if not isinstance(item, ast.Call):
+            return None
+        try:
+            dotted_name(item.func)
+        except LiteralError:
+            return None
+        calls.append(item)
+    return calls
+
+
+def salvage_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawCall], list[str], list[CallFailure]] | None:
+    """The readable calls of a call list :func:`parse_calls` refused because of *some* of its calls.
+
+    Only a list that is valid Python and made of ``name(...)`` items only is
+    salvaged (its shape is certain; only some arguments are not JSON values,
+    as vLLM's pythonic parsers drop such a call and keep its siblings).
+    Returns ``(calls, repairs, failures)``, or None when there is nothing to
+    salvage (bad syntax, a non-call item, or no call readable).
+    """
+    mode = "exec" if one_per_line else "eval"
+    stripped = source.strip()
+    repairs: list[str] = []
+    try:
+        tree = _parse_expression(stripped, mode)
+    except LiteralError:
+        fixed = repair_brace_assignments(stripped)
+        if fixed is None:
+            return None
+        try:
+            tree = _parse_expression(fixed, mode)
+        except LiteralError:
+            return None
+        stripped, repairs = fixed, ["key=value inside braces read as object entries"]
+    nodes = _call_nodes(tree)
+    if nodes is None:
+        return None
+    calls: list[RawCall] = []
+    failures: list[CallFailure] = []
+    for node in nodes:
+        try:
+            calls.append(_call_from_node(node))
+        except (LiteralError, RecursionError) as exc:
+            reason = str(exc) if isinstance(exc, LiteralError) else "call nested too deeply"
+            failures.append(CallFailure(dotted_name(node.func), ast.get_source_segment(stripped, node) or "", reason))
+    if not calls or not failures:
+        return None
+    return calls, repairs, failures
 
 
 # --- raw text typed by a JSON Schema -------------------------------------------------

@@ -13,7 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: (opening, closing) tag pairs treated as reasoning
-REASONING_TAGS: tuple[tuple[str, str], ...] = (("<think>", "</think>"), ("<thinking>", "</thinking>"))
+#: ``<seed:think>`` is ByteDance Seed-OSS's (its chat template and vLLM's seed_oss reasoning parser);
+#: the ``<ifm|think…>`` tags are K2-V3's (SGLang's k2_v3 detector).
+#: No tag is a substring of another, so an orphan closer of one is never found inside another's
+REASONING_TAGS: tuple[tuple[str, str], ...] = (
+    ("<think>", "</think>"),
+    ("<thinking>", "</thinking>"),
+    ("<seed:think>", "</seed:think>"),
+    ("<ifm|think>", "</ifm|think>"),
+    ("<ifm|think_fast>", "</ifm|think_fast>"),
+    ("<ifm|think_faster>", "</ifm|think_faster>"),
+)
 HARMONY_ANALYSIS = "<|channel|>analysis<|message|>"
 _HARMONY_ENDS = ("<|end|>", "<|start|>", "<|channel|>", "<|call|>", "<|return|>")
 
@@ -34,7 +44,7 @@ def reasoning_spans(text: str) -> list[ReasoningSpan]:
     reasoning: everything before it is reasoning. An opener without a closer
     runs to the end (truncated output).
     """
-    if "<think" not in text and "</think" not in text:
+    if "think" not in text:  # every tag in REASONING_TAGS holds the word
         return []
     spans: list[ReasoningSpan] = []
     pos = 0

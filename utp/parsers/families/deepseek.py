@@ -10,6 +10,18 @@ V3 and R1 (0528)::
 V3.1 drops the type and the fence: ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>``.
 The bars are U+FF5C and the spaces U+2581; templates and detokenisers also
 produce ASCII ``|`` bars (and ``_`` for ``▁``), so every spelling is read.
+
+StepFun Step-3 writes the same tokens (``_`` spelling) around Claude-style
+invokes with a ``steptml:`` prefix (its chat template; vLLM's and SGLang's
+step3 parsers)::
+
+    <｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="NAME">
+    <steptml:parameter name="k">v</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>
+
+``function<｜tool_sep｜>`` may be missing or followed by the name on its own
+line, and a ``<｜tool_sep｜>`` may separate calls. Parameter values are raw
+text typed by the tool's schema (JSON when untyped and JSON), read by
+anthropic_xml's invoke reader.
 """
 
 from __future__ import annotations
@@ -19,6 +31,8 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.families.anthropic_xml import SYNTAX as _CLAUDE_SYNTAX
+from utp.parsers.families.anthropic_xml import InvokeSyntax, read_invoke_run
 from utp.parsers.callshape import build_call, unparseable
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.textscan import find_forward
@@ -59,7 +73,20 @@ _STRAY_RUN = re.compile(
 #: (or the end) without backtracking. A text of call tokens is thus checked token to token,
 #: linear in all. The calls token gets no head: ``extract`` always consumes it, if only as a
 #: stray token.
-CALL_HEAD = "(?:[^<]++|(?!" + _TOKEN_ALTERNATION + ")<)*+(?:" + "|".join(re.escape(t) for t in SEP) + ")"
+#: Step-3: a call token right before a ``<steptml:invoke`` (the other way ``extract`` reads one)
+_STEP_INVOKE_HEAD = r"\s*+<steptml:invoke\s"
+CALL_HEAD = (
+    "(?:" + _STEP_INVOKE_HEAD + "|(?:[^<]++|(?!" + _TOKEN_ALTERNATION + ")<)*+(?:" + "|".join(re.escape(t) for t in SEP) + "))"
+)
+#: Step-3's invoke markup (``steptml:`` prefix on both tags)
+STEP_SYNTAX = InvokeSyntax(
+    re.compile(r"<(?P<prefix>steptml:)invoke\s+name\s*=\s*([\"'])(?P<name>[^\"'\n<>]{1,256})\2\s*>"),
+    re.compile(r"<steptml:parameter\s+name\s*=\s*([\"'])(?P<key>[^\"'\n<>]{1,256})\1\s*>"),
+    _CLAUDE_SYNTAX.value,
+)
+_STEP_INVOKE = STEP_SYNTAX.invoke
+#: the optional name line between ``function<｜tool_sep｜>`` and a Step-3 invoke
+_STEP_NAME_LINE = re.compile(r"[ \t]*+[^\s<>]{1,256}+[ \t]*+\n")
 
 
 @register_family
@@ -79,7 +106,7 @@ class DeepseekFamily(CallFamily):
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
         cursor = pos + len(trigger) if trigger in CALLS_BEGIN else pos
-        if trigger not in CALLS_BEGIN and not _separated(text, cursor + len(trigger)):
+        if trigger not in CALLS_BEGIN and not _separated(text, cursor + len(trigger)) and _step_invoke_at(text, cursor + len(trigger)) < 0:
             return None  # a bare call token with no tool separator: Kimi-K2's spelling, or no call
         end = cursor
         while True:
@@ -90,12 +117,19 @@ class DeepseekFamily(CallFamily):
             if word in CALLS_END or word in EOS:
                 end = cursor = token.end()
                 continue
+            if word in SEP and calls:
+                # Step-3 separates calls with a tool separator: go on only if a call follows
+                following = _TOKEN.match(text, _skip(text, token.end()))
+                if following is None or following.group() not in CALL_BEGIN:
+                    break
+                cursor = token.end()
+                continue
             if word not in CALL_BEGIN:
                 break
             body_start = token.end()
             close = min((k for k in (find_forward(text, t, body_start) for t in CALL_END) if k >= 0), default=-1)
             body_end = close if close >= 0 else len(text)
-            self._read_call(text[body_start:body_end], pos, calls, diagnostics)
+            self._read_call(text[body_start:body_end], pos, calls, diagnostics, ctx)
             if close < 0:
                 diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a call", text[body_start:][:300], self.name, pos))
                 return Extraction(len(text), calls, diagnostics)
@@ -107,8 +141,18 @@ class DeepseekFamily(CallFamily):
             return None
         return Extraction(end, calls, diagnostics)
 
-    def _read_call(self, body: str, pos: int, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> None:
+    def _read_call(self, body: str, pos: int, calls: list[ToolCall], diagnostics: list[Diagnostic], ctx: ParseContext) -> None:
         sep = _TOKEN.search(body)
+        step = _step_invoke_at(body, 0)
+        if step < 0 and sep is not None and sep.group() in SEP and body[: sep.start()].strip() in ("function", ""):
+            after = sep.end()
+            line = _STEP_NAME_LINE.match(body, after)
+            step = _step_invoke_at(body, after)
+            if step < 0 and line is not None:
+                step = _step_invoke_at(body, line.end())
+        if step >= 0:
+            self._read_step(body, step, pos, calls, diagnostics, ctx)
+            return
         if sep is None or sep.group() not in SEP:
             diagnostics.append(unparseable(self.name, "call without a tool separator", body, pos))
             return
@@ -127,6 +171,19 @@ class DeepseekFamily(CallFamily):
         diagnostics.extend(diags)
         if call is not None:
             calls.append(call)
+
+    def _read_step(self, body: str, at: int, pos: int, calls: list[ToolCall], diagnostics: list[Diagnostic], ctx: ParseContext) -> None:
+        """Step-3's ``<steptml:invoke>`` run at ``body[at:]`` (the rest of the call body)."""
+        run = read_invoke_run(self.name, body, at, ctx, STEP_SYNTAX)
+        if isinstance(run, Extraction):
+            calls.extend(run.calls)
+            diagnostics.extend(run.diagnostics)
+            return
+        found, diags, end = run
+        calls.extend(found)
+        diagnostics.extend(diags)
+        if body[end:].strip():
+            diagnostics.append(unparseable(self.name, "text after the invoke in a call", body[end:], pos))
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         begin, end = CALLS_BEGIN[0], CALLS_END[0]
@@ -153,6 +210,12 @@ def _fenced_arguments(tail: str) -> tuple[str, str] | None:
     if body.rstrip().endswith("```"):
         body = body.rstrip()[:-3]
     return name, body
+
+
+def _step_invoke_at(text: str, at: int) -> int:
+    """Where a Step-3 invoke starts at ``text[at:]`` after blanks (-1 when none does)."""
+    start = _skip(text, at)
+    return start if _STEP_INVOKE.match(text, start) else -1
 
 
 def _separated(text: str, body_start: int) -> bool:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import make_call, unreadable
-from utp.parsers.pyliteral import property_schema, typed_value
+from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.parsers.textscan import find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -26,8 +27,109 @@ OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
 KEY, KEY_END = "<arg_key>", "</arg_key>"
 VALUE, VALUE_END = "<arg_value>", "</arg_value>"
+
+
+def name_pattern(lead: str, key: str, close: str) -> re.Pattern[str]:
+    """The bare name after ``lead`` space: no tag, brace or quote, at most 256 characters on one line."""
+    return re.compile(
+        rf"{lead}([^\s<>{{}}\[\]\"'][^\n<>{{}}\[\]\"]{{0,255}}?)\s*(?={re.escape(key)}|{re.escape(close)})"
+    )
+
+
+@dataclass(frozen=True)
+class KeyValueSyntax:
+    """How one dialect of the GLM markup spells its tags (GLM's own, K2-V3's ``<ifm|...>``).
+
+    ``name`` matches the bare name after the opener (group 1). ``type_tag``,
+    when given, is an optional ``(open, close)`` pair between a key and its
+    value naming the value's type (used when the tool's schema gives none).
+    """
+
+    open: str
+    close: str
+    key: str
+    key_end: str
+    value: str
+    value_end: str
+    name: re.Pattern[str]
+    type_tag: tuple[str, str] | None = None
+
+
+SYNTAX = KeyValueSyntax(OPEN, CLOSE, KEY, KEY_END, VALUE, VALUE_END, name_pattern(r"[ \t]*", KEY, CLOSE))
 #: the bare name: no tag, brace or quote, at most 256 characters on one line
-_NAME = re.compile(r"[ \t]*([^\s<>{}\[\]\"'][^\n<>{}\[\]\"]{0,255}?)\s*(?=<arg_key>|</tool_call>)")
+_NAME = SYNTAX.name
+
+
+def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syntax: KeyValueSyntax = SYNTAX) -> Extraction | None:
+    """The call whose opener is at ``pos``: ``OPEN NAME (KEY k KEY_END [TYPE t TYPE_END] VALUE v VALUE_END)* CLOSE``.
+
+    None when no bare name follows the opener; a TRUNCATED report when the
+    output ends inside the call.
+    """
+    match = syntax.name.match(text, pos + len(syntax.open))
+    if match is None:
+        return None
+    name = match.group(1).strip()
+    tool = ctx.tool(name)
+    arguments: dict[str, Any] = {}
+    repairs: list[str] = []
+    diagnostics: list[Diagnostic] = []
+    cursor = match.end()
+    while True:
+        cursor = skip_space(text, cursor)
+        if text.startswith(syntax.close, cursor):
+            end = cursor + len(syntax.close)
+            break
+        if not text.startswith(syntax.key, cursor):
+            close = find_forward(text, syntax.close, cursor)
+            if close == -1:
+                return unreadable(
+                    family, text, pos, len(text), f"call to {name!r} ends before {syntax.close}", kind=DiagnosticKind.TRUNCATED
+                )
+            repairs.append(f"ignored text outside {syntax.key}/{syntax.value} at offset {cursor}")
+            cursor = close
+            continue
+        key_end = find_forward(text, syntax.key_end, cursor + len(syntax.key))
+        if key_end == -1:
+            return unreadable(family, text, pos, len(text), f"unclosed {syntax.key} in call to {name!r}", kind=DiagnosticKind.TRUNCATED)
+        key = text[cursor + len(syntax.key) : key_end].strip()
+        cursor = skip_space(text, key_end + len(syntax.key_end))
+        schema = property_schema(tool, key)
+        if syntax.type_tag is not None and text.startswith(syntax.type_tag[0], cursor):
+            type_end = find_forward(text, syntax.type_tag[1], cursor + len(syntax.type_tag[0]))
+            if type_end == -1:
+                return unreadable(
+                    family, text, pos, len(text), f"unclosed {syntax.type_tag[0]} in call to {name!r}", kind=DiagnosticKind.TRUNCATED
+                )
+            inline = text[cursor + len(syntax.type_tag[0]) : type_end].strip()
+            if inline and not schema_types(schema):
+                schema = {"type": inline}
+            cursor = skip_space(text, type_end + len(syntax.type_tag[1]))
+        if not text.startswith(syntax.value, cursor):
+            arguments[key] = None
+            repairs.append(f"argument {key!r} has no {syntax.value}")
+            continue
+        value_start = cursor + len(syntax.value)
+        value_end = find_forward(text, syntax.value_end, value_start)
+        if value_end == -1:
+            return unreadable(
+                family, text, pos, len(text), f"unclosed {syntax.value} for {key!r} in call to {name!r}", kind=DiagnosticKind.TRUNCATED
+            )
+        arguments[key] = typed_value(text[value_start:value_end], schema, untyped="json")
+        cursor = value_end + len(syntax.value_end)
+    call = make_call(family, name, arguments, text[pos:end], pos, repairs, diagnostics)
+    return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)  # read up to the closer
+
+
+def render_key_value(calls: Sequence[ToolCall], syntax: KeyValueSyntax = SYNTAX) -> str:
+    blocks = []
+    for call in calls:
+        lines = [f"{syntax.open}{call.name}"]
+        for key, value in call.arguments.items():
+            lines.append(f"{syntax.key}{key}{syntax.key_end}\n{syntax.value}{render_value(value)}{syntax.value_end}")
+        lines.append(syntax.close)
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
 
 
 @register_family
@@ -42,59 +144,11 @@ class GlmFamily(CallFamily):
     summary = "GLM-4.5+: <tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        match = _NAME.match(text, pos + len(OPEN))
-        if match is None:
-            return None
-        name = match.group(1).strip()
-        tool = ctx.tool(name)
-        arguments: dict[str, Any] = {}
-        repairs: list[str] = []
-        diagnostics: list[Diagnostic] = []
-        cursor = match.end()
-        while True:
-            cursor = skip_space(text, cursor)
-            if text.startswith(CLOSE, cursor):
-                end = cursor + len(CLOSE)
-                break
-            if not text.startswith(KEY, cursor):
-                close = find_forward(text, CLOSE, cursor)
-                if close == -1:
-                    return unreadable(
-                        self.name, text, pos, len(text), f"call to {name!r} ends before {CLOSE}", kind=DiagnosticKind.TRUNCATED
-                    )
-                repairs.append(f"ignored text outside <arg_key>/<arg_value> at offset {cursor}")
-                cursor = close
-                continue
-            key_end = find_forward(text, KEY_END, cursor + len(KEY))
-            if key_end == -1:
-                return unreadable(self.name, text, pos, len(text), f"unclosed {KEY} in call to {name!r}", kind=DiagnosticKind.TRUNCATED)
-            key = text[cursor + len(KEY) : key_end].strip()
-            cursor = skip_space(text, key_end + len(KEY_END))
-            if not text.startswith(VALUE, cursor):
-                arguments[key] = None
-                repairs.append(f"argument {key!r} has no <arg_value>")
-                continue
-            value_start = cursor + len(VALUE)
-            value_end = find_forward(text, VALUE_END, value_start)
-            if value_end == -1:
-                return unreadable(
-                    self.name, text, pos, len(text), f"unclosed {VALUE} for {key!r} in call to {name!r}", kind=DiagnosticKind.TRUNCATED
-                )
-            arguments[key] = typed_value(text[value_start:value_end], property_schema(tool, key), untyped="json")
-            cursor = value_end + len(VALUE_END)
-        call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
-        return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)  # read up to </tool_call>
+        return read_key_value_call(self.name, text, pos, ctx)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         body = skip_space(text, pos + len(OPEN))
         return body < len(text) and text[body] in "<>{}[]\"'"
 
     def render(self, calls: Sequence[ToolCall]) -> str:
-        blocks = []
-        for call in calls:
-            lines = [f"{OPEN}{call.name}"]
-            for key, value in call.arguments.items():
-                lines.append(f"{KEY}{key}{KEY_END}\n{VALUE}{render_value(value)}{VALUE_END}")
-            lines.append(CLOSE)
-            blocks.append("\n".join(lines))
-        return "\n".join(blocks)
+        return render_key_value(calls)

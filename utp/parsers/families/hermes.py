@@ -3,7 +3,11 @@
 The format NousResearch's Hermes models, Qwen 2.5/3 and many fine-tunes are
 trained on, plus the tag names models drift to when a prompt shows them
 (``<tools>`` — the SDD's P0 Qwen modelfile case —, ``<function_call>``,
-``<tool_use>``, ``<tool>``, ``<functioncall>``). Several blocks are parallel
+``<tool_use>``, ``<tool>``, ``<functioncall>``), and the same shape under
+vendor tag names: Meituan LongCat-Flash's ``<longcat_tool_call>`` and
+rednote dots.llm1's ``<dots_function_call>`` (vLLM's longcat and dots
+parsers; an ``<invoke name=...>`` body inside the dots tag is the
+anthropic_xml family's). Several blocks are parallel
 calls; the body may be a JSON list; the closing tag may be missing when the
 output ends; ``"parameters"`` may stand for ``"arguments"``; arguments may be a
 JSON string. A body of child elements (``<name>``, ``<arguments>`` or
@@ -39,7 +43,7 @@ from utp.types import Diagnostic, DiagnosticKind, ToolCall
 _DECODER = json.JSONDecoder()
 
 #: tags whose body is certainly meant as a call: unreadable JSON there is reported
-_STRONG = ("tool_call", "function_call", "tool_use", "functioncall")
+_STRONG = ("tool_call", "function_call", "tool_use", "functioncall", "longcat_tool_call", "dots_function_call")
 #: tags models also use for other things (prompt echo, answers): unreadable means "not a call"
 _WEAK = ("tools", "tool", "response")
 _TAGS = _STRONG + _WEAK

@@ -3,6 +3,13 @@
 One tag pair around a JSON list of calls; a single object is accepted, and
 a missing closing tag at the end of output is tolerated. Llama-Nemotron
 writes the same list between ``<TOOLCALL>`` and ``</TOOLCALL>``.
+
+MiniMax-M1 writes ``<tool_calls>`` with one JSON object per line
+(``{"name": ..., "arguments": {...}}``, its chat template and vLLM's
+``minimax_tool_parser``, which reads the block line by line and skips a line
+it cannot read). So a value that cannot be read does not cost its siblings:
+it is reported and reading resumes at the next line that starts outside the
+bad value's brackets (a call nested in a broken call is never lifted out).
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ class JambaFamily(CallFamily):
     summary = '<tool_calls>[{"name": ..., "arguments": {...}}]</tool_calls> (Llama-Nemotron: <TOOLCALL>[...]</TOOLCALL>)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        return extract_tagged_json(self.name, text, pos, pos + len(trigger), (PAIRS[trigger],))
+        return extract_tagged_json(self.name, text, pos, pos + len(trigger), (PAIRS[trigger],), resume_lines=True)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         body = json.dumps([{"name": c.name, "arguments": c.arguments} for c in calls], ensure_ascii=False)

@@ -1,7 +1,10 @@
 """Python-style call lists: ``[get_weather(city="Paris"), ping()]``.
 
 Llama 3.2/4 and BFCL's prompt mode write a bare list; LFM2 wraps it in
-``<|tool_call_start|>...<|tool_call_end|>``; OLMo-3 writes one call per line
+``<|tool_call_start|>...<|tool_call_end|>``, Llama 4 in its code tokens
+``<|python_start|>...<|python_end|>`` (vLLM's ``llama4_pythonic`` parser strips
+them; SGLang's pythonic detector reads the list between them mid-text);
+OLMo-3 writes one call per line
 inside ``<function_calls>...</function_calls>`` with no brackets. Gemma 3
 writes the bracket list when prompted as Google's guide does, and
 ```` ```tool_code ```` fences holding calls under the prompts widely used
@@ -14,6 +17,10 @@ call straight away (``[`` + name + ``(``) and be *the* response's call: either
 the first thing in the content, or naming offered tools. Its extent is found
 by a linear, string-aware bracket scan capped at :data:`MAX_SPAN` before
 ``ast`` sees anything.
+
+One call whose arguments are no JSON values (``b'x'``, ``1e999``) does not
+cost its siblings in a well-formed list: it is reported (UNPARSEABLE, never
+run) and the others are kept, as vLLM's pythonic parsers do.
 """
 
 from __future__ import annotations
@@ -24,14 +31,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.familykit import clip, make_call, unreadable
 from utp.parsers.names import resolve_name
-from utp.parsers.pyliteral import LiteralError, RawCall, parse_calls
+from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall, parse_calls, salvage_calls
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 
 LFM_OPEN, LFM_CLOSE = "<|tool_call_start|>", "<|tool_call_end|>"
 OLMO_OPEN, OLMO_CLOSE = "<function_calls>", "</function_calls>"
+LLAMA4_OPEN, LLAMA4_CLOSE = "<|python_start|>", "<|python_end|>"
+#: wrapper opener -> closer (the body is a call list or calls, one per line)
+WRAPPERS = {LFM_OPEN: LFM_CLOSE, OLMO_OPEN: OLMO_CLOSE, LLAMA4_OPEN: LLAMA4_CLOSE}
 #: fences whose label declares a call; the body is read like a wrapped block
 FENCE_OPENERS, FENCE_CLOSE = ("```tool_code", "```tool_call"), "```"
 #: the rest of a call fence's opening line, then a call or a call list (not JSON)
@@ -88,6 +98,21 @@ def bracket_end(text: str, start: int, limit: int) -> int:
         i += 1
 
 
+def read_calls(source: str, one_per_line: bool = False) -> tuple[list[RawCall], list[str], list[CallFailure]]:
+    """:func:`parse_calls`, keeping the readable calls of a well-formed list when some are not.
+
+    Raises :class:`LiteralError` (the whole list's error) when nothing can be salvaged.
+    """
+    try:
+        raws, repairs = parse_calls(source, one_per_line=one_per_line)
+    except LiteralError:
+        salvaged = salvage_calls(source, one_per_line=one_per_line)
+        if salvaged is None:
+            raise
+        return salvaged
+    return raws, repairs, []
+
+
 def names_offered_tool(name: str, ctx: ParseContext) -> bool:
     """An offered tool, or what the composite will correct to one (case, spacing, ≤ 2 edits)."""
     return ctx.tool(name) is not None or resolve_name(name, ctx).known
@@ -129,17 +154,17 @@ def arguments_of(raw: RawCall, tool: Tool | None, repairs: list[str]) -> dict[st
 @register_family
 class PythonicFamily(CallFamily):
     name = "pythonic"
-    triggers = ("[", LFM_OPEN, OLMO_OPEN, *FENCE_OPENERS)
+    triggers = ("[", *WRAPPERS, *FENCE_OPENERS)
     #: below anthropic_xml, which shares <function_calls> and passes on non-<invoke> bodies
     priority = 40
     #: a bare list must open with ``[name(`` (a superset of ``_BARE_HEAD``, as a scan lookahead)
     trigger_heads = {
         "[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.]*+\s*+\(",
         **dict.fromkeys(FENCE_OPENERS, _FENCE_HEAD),
-        **dict.fromkeys((LFM_OPEN, OLMO_OPEN), _WRAPPED_SCAN_HEAD),
+        **dict.fromkeys(WRAPPERS, _WRAPPED_SCAN_HEAD),
     }
-    aliases = ("python", "llama3_pythonic", "lfm2", "olmo3")
-    summary = "Pythonic: [f(a=1, b='x'), g()] (also <|tool_call_start|>[...]<|tool_call_end|> and <function_calls>f(a=1)</function_calls>)"
+    aliases = ("python", "llama3_pythonic", "llama4_pythonic", "lfm2", "olmo3")
+    summary = "Pythonic: [f(a=1, b='x'), g()] (also <|tool_call_start|>[...]<|tool_call_end|>, <|python_start|>[...]<|python_end|> and <function_calls>f(a=1)</function_calls>)"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == "[":
@@ -151,7 +176,7 @@ class PythonicFamily(CallFamily):
             body_start = text.index("\n", body_start) + 1
             closing = FENCE_CLOSE
         else:
-            closing = LFM_CLOSE if trigger == LFM_OPEN else OLMO_CLOSE
+            closing = WRAPPERS[trigger]
         if not _WRAPPED_HEAD.match(text, body_start) and not is_proper_prefix(text, skip_space(text, body_start), "["):
             return None  # "<function_calls>" mentioned in prose: no call follows
         close = find_forward(text, closing, body_start)
@@ -162,11 +187,11 @@ class PythonicFamily(CallFamily):
         if body_end - body_start > MAX_SPAN:
             return unreadable(self.name, text, pos, end, f"call block longer than {MAX_SPAN} characters")
         try:
-            raws, repairs = parse_calls(text[body_start:body_end], one_per_line=True)
+            raws, repairs, failures = read_calls(text[body_start:body_end], one_per_line=True)
         except LiteralError as exc:
             kind = DiagnosticKind.TRUNCATED if close == -1 else DiagnosticKind.UNPARSEABLE
             return unreadable(self.name, text, pos, end, str(exc), kind=kind)
-        return self._extraction(text, pos, end, raws, repairs, ctx)
+        return self._extraction(text, pos, end, raws, repairs, ctx, failures)
 
     def _bare_list(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         head = _BARE_HEAD.match(text, pos)
@@ -182,19 +207,29 @@ class PythonicFamily(CallFamily):
         if end == -2:
             return unreadable(self.name, text, pos, pos + MAX_SPAN, f"call list longer than {MAX_SPAN} characters")
         try:
-            raws, repairs = parse_calls(text[pos:end])
+            raws, repairs, failures = read_calls(text[pos:end])
         except LiteralError as exc:
             if not offered:
                 return None  # prose that happens to open with "[word(" stays prose
             return unreadable(self.name, text, pos, end, str(exc))
         if not offered and ctx.has_tools and not all(names_offered_tool(raw.name, ctx) for raw in raws):
             return None
-        return self._extraction(text, pos, end, raws, repairs, ctx)
+        return self._extraction(text, pos, end, raws, repairs, ctx, failures)
 
     def _extraction(
-        self, text: str, pos: int, end: int, raws: list[RawCall], repairs: list[str], ctx: ParseContext
+        self,
+        text: str,
+        pos: int,
+        end: int,
+        raws: list[RawCall],
+        repairs: list[str],
+        ctx: ParseContext,
+        failures: list[CallFailure] = (),  # type: ignore[assignment]
     ) -> Extraction:
         calls, diagnostics = build_python_calls(self.name, raws, repairs, text[pos:end], pos, ctx)
+        for failure in failures:
+            reason = f"{self.name}: call to {failure.name!r} not read (not run): {failure.reason}"
+            diagnostics.append(Diagnostic(DiagnosticKind.UNPARSEABLE, reason, clip(failure.source), self.name, pos))
         return Extraction(end=end, calls=calls, diagnostics=diagnostics)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:

@@ -1,0 +1,123 @@
+"""MiniCPM-4 XML calls: ``<function name="N"><param name="K">v</param>…</function>``.
+
+OpenBMB MiniCPM-4 (its V3 tool schema chat template; SGLang's
+``minicpm4_xml`` detector) writes each call as a bare ``<function>`` element
+whose ``name`` attribute is the tool and whose ``<param name=...>`` children
+are the arguments, several calls one after another. A value is raw text,
+trimmed, or a ``<![CDATA[...]]>`` section kept verbatim; it is typed by the
+tool's schema, and read as JSON when untyped and JSON. A call without its
+``</function>`` is not run (the reference drops it): at the end of the output
+it is reported TRUNCATED.
+
+``<function=NAME>`` is Qwen3-Coder's / Functionary's; this family's trigger is
+``<function`` followed by whitespace and a quoted ``name`` attribute, and the
+opening tag must be followed by a ``<param`` or ``</function>`` (or the end of
+the output), so prose mentioning ``<function name="x">`` stays content.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.pyliteral import property_schema, typed_value
+from utp.parsers.textscan import bounded_find, find_forward, skip_space
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
+
+from utp.parsers.families.qwen3_coder import render_value
+
+TRIGGERS = ("<function ", "<function\n")
+CLOSE = "</function>"
+PARAM_END = "</param>"
+CDATA, CDATA_END = "<![CDATA[", "]]>"
+_ATTR = r"""name\s*=\s*(?P<q>["'])(?P<name>[^"'\n<>]{1,256})(?P=q)\s*>"""
+_FUNCTION = re.compile(r"<function\s+" + _ATTR)
+_PARAM = re.compile(r"<param\s+" + _ATTR.replace("(?P<name>", "(?P<key>"))
+#: what may follow the opening tag: a parameter, the closer, or the end of the output
+_BODY_HEAD = r"\s*+(?:<param\s|</function>|\Z)"
+#: the scan lookahead after ``<function`` + one whitespace: ``_FUNCTION``'s rest (no groups, the
+#: quote pair spelled out, possessive), then ``_BODY_HEAD``
+_HEAD = r"""\s*+name\s*+=\s*+(?:"[^"'\n<>]{1,256}+"|'[^"'\n<>]{1,256}+')\s*+>""" + _BODY_HEAD
+_BODY = re.compile(_BODY_HEAD)
+
+
+def _raw_value(text: str, start: int) -> tuple[str, int, bool] | None:
+    """The value after a ``<param>`` tag: ``(raw, index of its </param>, from CDATA)``; None if unclosed."""
+    lead = skip_space(text, start)
+    if text.startswith(CDATA, lead):
+        cdata_end = find_forward(text, CDATA_END, lead + len(CDATA))
+        if cdata_end != -1:
+            after = skip_space(text, cdata_end + len(CDATA_END))
+            if text.startswith(PARAM_END, after):
+                return text[lead + len(CDATA) : cdata_end], after, True
+    end = find_forward(text, PARAM_END, start)
+    if end == -1:
+        return None
+    return text[start:end].strip(), end, False
+
+
+@register_family
+class MiniCpm4XmlFamily(CallFamily):
+    name = "minicpm4"
+    triggers = TRIGGERS
+    aliases = ("minicpm4_xml", "minicpm")
+    trigger_heads = dict.fromkeys(TRIGGERS, _HEAD)
+    summary = 'MiniCPM-4 XML: <function name="N"><param name="K">v</param></function>'
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        match = _FUNCTION.match(text, pos)
+        if match is None or _BODY.match(text, match.end()) is None:
+            return None
+        name = match.group("name").strip()
+        tool = ctx.tool(name)
+        arguments: dict[str, Any] = {}
+        repairs: list[str] = []
+        diagnostics: list[Diagnostic] = []
+        cursor = match.end()
+        while True:
+            cursor = skip_space(text, cursor)
+            if text.startswith(CLOSE, cursor):
+                end = cursor + len(CLOSE)
+                break
+            param = _PARAM.match(text, cursor)
+            if param is None:
+                close = find_forward(text, CLOSE, cursor)
+                if close == -1:
+                    return unreadable(self.name, text, pos, len(text), f"call to {name!r} ends before {CLOSE}", kind=DiagnosticKind.TRUNCATED)
+                repairs.append(f"ignored text that is not a <param> inside <function> at offset {cursor}")
+                cursor = close
+                continue
+            key = param.group("key")
+            found = _raw_value(text, param.end())
+            if found is None:
+                return unreadable(self.name, text, pos, len(text), f"parameter {key!r} of {name!r} is not closed", kind=DiagnosticKind.TRUNCATED)
+            raw, value_end, _ = found
+            arguments[key] = typed_value(raw, property_schema(tool, key), untyped="json")
+            cursor = value_end + len(PARAM_END)
+        call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
+        return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        match = _FUNCTION.match(text, pos)
+        if match is None:
+            # the tag is decided once its '>' is written (a name holds none), or once it is too long
+            return bounded_find(text, ">", pos, 300) != -1 or len(text) - pos > 300
+        body = skip_space(text, match.end())
+        return len(text) - body >= len(CLOSE) or (body < len(text) and text[body] != "<")
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        lines = []
+        for call in calls:
+            params = "".join(f'<param name="{key}">{_render(value)}</param>' for key, value in call.arguments.items())
+            lines.append(f'<function name="{call.name}">{params}</function>')
+        return "\n".join(lines)
+
+
+def _render(value: Any) -> str:
+    text = render_value(value)
+    if text != text.strip() or "<" in text:
+        return f"{CDATA}{text}{CDATA_END}"
+    return text
