@@ -204,6 +204,10 @@ def skip_ws(text: str, pos: int, limit: int | None = None) -> int:
     return pos
 
 
+#: ``resume_lines``: bad lines skipped (each reported) before the rest of the block is one report
+MAX_SKIPPED_LINES = 16
+
+
 #: the scan lookahead for a tag whose body :func:`extract_tagged_json` reads: it skips whitespace
 #: (``\s`` in a str pattern is exactly ``str.isspace``), reports the end of the text as truncated,
 #: and returns None unless ``{`` or ``[`` comes next, so nothing else after the tag is a call
@@ -256,6 +260,7 @@ def extract_tagged_json(
     # number of values), and a failing decode on the whole text counts its lines from the start.
     window, offset = (text[cursor:limit], cursor) if limit < len(text) else (text, 0)
     recovering = False  # a value could not be read: from here on, one value per line
+    skipped = 0
     while cursor < limit and text[cursor] in "{[":
         line_end = limit
         if recovering:
@@ -271,7 +276,8 @@ def extract_tagged_json(
                 value, jend, repairs = decode_json_at(window, cursor - offset)
                 jend += offset
         except ValueError as exc:
-            resume = _resume_point(text, cursor, limit) if resume_lines else -1
+            skipped += 1
+            resume = _resume_point(text, cursor, limit) if resume_lines and skipped <= MAX_SKIPPED_LINES else -1
             if resume < 0:
                 stop = limit
                 for closer in closers:
@@ -293,7 +299,8 @@ def extract_tagged_json(
             break
         found = calls_from_value(value, family, text[cursor:jend], repairs, require_arguments)
         if found is None and recovering:
-            resume = _resume_point(text, cursor, limit)
+            skipped += 1
+            resume = _resume_point(text, cursor, limit) if skipped <= MAX_SKIPPED_LINES else -1
             diagnostics.append(unparseable(family, "a line of the call block is not a call", text[cursor : limit if resume < 0 else resume].rstrip(), cursor))
             end = limit if resume < 0 else resume
             if resume < 0:

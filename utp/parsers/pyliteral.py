@@ -38,6 +38,10 @@ class LiteralError(ValueError):
     """Source that is not a plain literal (or call of literals); says what and where."""
 
 
+class UnrepresentableLiteral(LiteralError):
+    """A Python literal no JSON value spells (bytes, complex, ``1e999``): a value, not code."""
+
+
 def literal_value(node: ast.AST) -> Any:
     """The JSON value an expression node spells, or :class:`LiteralError`."""
     if isinstance(node, ast.Constant):
@@ -46,9 +50,9 @@ def literal_value(node: ast.AST) -> Any:
             return value
         if isinstance(value, float):
             if not math.isfinite(value):  # 1e999: no JSON number spells it
-                raise LiteralError(f"non-finite number at column {node.col_offset}")
+                raise UnrepresentableLiteral(f"non-finite number at column {node.col_offset}")
             return value
-        raise LiteralError(f"unsupported constant {type(value).__name__} at column {node.col_offset}")
+        raise UnrepresentableLiteral(f"unsupported constant {type(value).__name__} at column {node.col_offset}")
     if isinstance(node, ast.Name):
         if node.id in _NAME_CONSTANTS:
             return _NAME_CONSTANTS[node.id]
@@ -245,6 +249,8 @@ class CallFailure:
     name: str
     source: str
     reason: str
+    #: the arguments are literals JSON cannot hold (not code: no names, operators, unpacking)
+    literal: bool = False
 
 
 def _call_nodes(tree: ast.AST) -> list[ast.Call] | None:
@@ -305,7 +311,8 @@ def salvage_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawC
             calls.append(_call_from_node(node))
         except (LiteralError, RecursionError) as exc:
             reason = str(exc) if isinstance(exc, LiteralError) else "call nested too deeply"
-            failures.append(CallFailure(dotted_name(node.func), ast.get_source_segment(stripped, node) or "", reason))
+            segment = ast.get_source_segment(stripped, node) or ""
+            failures.append(CallFailure(dotted_name(node.func), segment, reason, isinstance(exc, UnrepresentableLiteral)))
     if not calls or not failures:
         return None
     return calls, repairs, failures

@@ -212,6 +212,8 @@ class PythonicFamily(CallFamily):
             if not offered:
                 return None  # prose that happens to open with "[word(" stays prose
             return unreadable(self.name, text, pos, end, str(exc))
+        if not offered and not all(failure.literal for failure in failures):
+            return None  # "[f(x), g(1)]": code naming variables, not a call list with one odd value
         if not offered and ctx.has_tools and not all(names_offered_tool(raw.name, ctx) for raw in raws):
             return None
         return self._extraction(text, pos, end, raws, repairs, ctx, failures)
