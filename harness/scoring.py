@@ -119,7 +119,9 @@ def leak_triggers() -> list[str]:
 
     Left out: opt-in families (a bash code block is a fine answer), bare
     brackets and fences, turn-ending tokens, and triggers without a bracket
-    or bar (``Action:``, ``>>>``), which appear in ordinary prose.
+    or bar (``Action:``, ``>>>``), which appear in ordinary prose. A
+    trigger's trailing blank stays: ``<function`` alone is a prefix of prose
+    tags and of an answer cut off mid-word.
     """
     from utp.parsers.base import registered_families
 
@@ -130,7 +132,7 @@ def leak_triggers() -> list[str]:
         for trigger in family.triggers:
             stripped = trigger.strip()
             if len(stripped) > 1 and stripped not in _NOT_LEAK_TRIGGERS and _MARKUP_CHAR.search(stripped):
-                found.add(stripped)
+                found.add(trigger)  # kept whole: the blank in "<function " is what makes it markup
     return sorted(found)
 
 

@@ -127,6 +127,10 @@ def test_leak_into_final_answer_counts():
     assert "<tool_call>" in triggers  # the hermes family is registered
     assert find_leak('done <tool_call>{"name": "x"}</tool_call>') == "<tool_call>"
     assert find_leak("The answer is {42} [ok]") is None
+    # a trigger's blank is part of it: an answer cut off at "<function" leaks no markup
+    assert "<function " in triggers
+    assert find_leak("To call a tool, write it like this:\n\n<function") is None
+    assert find_leak('<function name="get_weather">') == "<function "
     leaked = turn(rnd(0, call()), rnd(1), final='Sure: [TOOL_CALLS]get_weather[ARGS]{"city": "Tokyo"}')
     s = score_run(record(leaked), scenario(weather_turn()), triggers=["[TOOL_CALLS]"])
     assert s["leaks"] == 1 and s["calls_meant"] == 2 and s["parse_success"] == 0.5

@@ -48,6 +48,17 @@ SYNTAX = KeyValueSyntax(
 _CALL_HEAD = r"""\s*+(?:[^\s<>"']|\Z)"""
 #: after the group opener: whitespace and a call opener, or the end of the text (truncated)
 _GROUP_HEAD = rf"\s*+(?:{re.escape(OPEN)}|\Z)"
+#: a call cut off inside its bare name or the tag after it: ``<ifm|tool_call>get_ti`` or ``…get_time\n</ifm|tool``
+_CUT_IN_NAME = re.compile(r"""\s*+[^\s<>{}\[\]"']{0,256}+\s*+(<[^<>\s]{0,20})?\Z""")
+
+
+def _cut_in_name(text: str, body: int) -> bool:
+    """Does the text end while a call's name, or the tag after it, is still being written?"""
+    match = _CUT_IN_NAME.match(text, body)
+    if match is None:
+        return False
+    tag = match.group(1) or ""
+    return KEY.startswith(tag) or CLOSE.startswith(tag)
 
 
 def _read_call(family: str, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
@@ -84,6 +95,11 @@ class K2V3Family(CallFamily):
         while text.startswith(OPEN, cursor):
             found = _read_call(self.name, text, cursor, ctx)
             if found is None:
+                if _cut_in_name(text, cursor + len(OPEN)):  # the group is still being written
+                    return unreadable(
+                        self.name, text, cursor, len(text), f"output ended inside a call in {GROUP_OPEN}",
+                        kind=DiagnosticKind.TRUNCATED, calls=calls, diagnostics=diagnostics,
+                    )
                 break
             calls.extend(found.calls)
             diagnostics.extend(found.diagnostics)
