@@ -282,6 +282,14 @@ def test_glm_string_schema_keeps_numeric_text() -> None:
     assert calls_of(parse_response(text, tools=[tool("f", code={"type": "string"})])) == [("f", {"code": "007"})]
 
 
+def test_glm_key_closer_written_twice_is_a_recorded_repair() -> None:
+    """The production symptom in vllm-project/vllm#54971 (GLM-4.7): ``</arg_key>`` doubled before the value."""
+    text = "<tool_call>list_dir<arg_key>path</arg_key></arg_key><arg_value>/Users/user/project</arg_value></tool_call>"
+    parsed = parse_response(text)
+    assert calls_of(parsed) == [("list_dir", {"path": "/Users/user/project"})]
+    assert parsed.tool_calls[0].repairs == ["ignored a repeated </arg_key> after 'path'"]
+
+
 def test_glm_passes_on_hermes_json_bodies() -> None:
     assert get_family("glm").extract('<tool_call>{"name": "f"}</tool_call>', 0, "<tool_call>", ParseContext()) is None
 

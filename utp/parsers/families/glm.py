@@ -94,6 +94,12 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
             return unreadable(family, text, pos, len(text), f"unclosed {syntax.key} in call to {name!r}", kind=DiagnosticKind.TRUNCATED)
         key = text[cursor + len(syntax.key) : key_end].strip()
         cursor = skip_space(text, key_end + len(syntax.key_end))
+        doubled = 0
+        while doubled < 8 and text.startswith(syntax.key_end, cursor):  # the closer written twice
+            cursor = skip_space(text, cursor + len(syntax.key_end))
+            doubled += 1
+        if doubled:
+            repairs.append(f"ignored a repeated {syntax.key_end} after {key!r}")
         schema = property_schema(tool, key)
         if syntax.type_tag is not None and text.startswith(syntax.type_tag[0], cursor):
             type_end = find_forward(text, syntax.type_tag[1], cursor + len(syntax.type_tag[0]))

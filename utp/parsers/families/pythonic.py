@@ -69,6 +69,9 @@ _PARTIAL_CALL_HEAD = re.compile(r"[A-Za-z_][\w.]{0,2300}\s{0,16}")
 _PARTIAL_HEAD = re.compile(r"\[\s{0,16}(?:[A-Za-z_][\w.]{0,2300}\s{0,16})?")
 
 
+_CLOSING = {"[": "]", "(": ")", "{": "}"}
+
+
 def bracket_end(text: str, start: int, limit: int) -> int:
     """Index just past the bracket matching ``text[start]``; -1 at the end of text, -2 past ``limit``.
 
@@ -76,7 +79,7 @@ def bracket_end(text: str, start: int, limit: int) -> int:
     The scan jumps between brackets and quotes with a compiled pattern and
     skips string bodies in one match, so ordinary text costs C speed.
     """
-    if find_forward(text, "]", start) == -1:
+    if find_forward(text, _CLOSING[text[start]], start) == -1:
         return -1  # nothing could ever close it: truncated, no scan needed
     depth = 0
     stop = min(len(text), start + limit)
