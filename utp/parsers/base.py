@@ -104,6 +104,15 @@ class CallFamily(ABC):
     def render(self, calls: Sequence[ToolCall]) -> str:
         """The text a model of this family writes to make ``calls``."""
 
+    def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
+        """Triggers that exist only for these offered tools (a bare ``get_weather(`` call).
+
+        Only the answer's first word can be one: one-shot parsing tries them
+        there alone; a stream watches for them like ``triggers`` and ``extract``
+        declines anywhere else. Most families have none.
+        """
+        return ()
+
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Streaming: is a ``None`` from ``extract`` at ``pos`` final, whatever text follows?
 

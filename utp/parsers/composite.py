@@ -30,7 +30,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext
 from utp.parsers.names import resolve_name
 from utp.parsers.native import parse_native_calls
-from utp.parsers.reasoning import REASONING_TAGS, join_around_spans
+from utp.parsers.reasoning import REASONING_TAGS, answer_start, join_around_spans
 from utp.response import view_response
 from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, ToolCall
 
@@ -51,11 +51,11 @@ class TriggerScanner:
     of it, by descending priority (longer trigger first on ties).
     """
 
-    def __init__(self, families: Sequence[CallFamily]) -> None:
+    def __init__(self, families: Sequence[CallFamily], ctx: ParseContext | None = None) -> None:
         owners: dict[str, list[CallFamily]] = {}
         for family in families:
-            for trigger in family.triggers:
-                if trigger:
+            for trigger in (*family.triggers, *(family.context_triggers(ctx) if ctx is not None else ())):
+                if trigger and family not in owners.get(trigger, ()):
                     owners.setdefault(trigger, []).append(family)
         self.triggers = sorted(owners, key=len, reverse=True)
         self.candidates: dict[str, tuple[Candidate, ...]] = {}
@@ -139,15 +139,24 @@ def trie_pattern(guards: dict[str, str]) -> re.Pattern[str] | None:
     return re.compile(emit(root))
 
 
-_SCANNERS: dict[tuple[str, ...], TriggerScanner] = {}
+_SCANNERS: dict[tuple[tuple[str, ...], tuple[str, ...]], TriggerScanner] = {}
+#: scanners kept for distinct (family set, offered-tool triggers) pairs; the oldest goes first
+MAX_SCANNERS = 64
 
 
-def scanner_for(families: Sequence[CallFamily]) -> TriggerScanner:
-    """The cached scanner for this family set (families are registry singletons)."""
-    key = tuple(f.name for f in families)
+def scanner_for(families: Sequence[CallFamily], ctx: ParseContext | None = None) -> TriggerScanner:
+    """The cached scanner for this family set and the triggers the offered tools add.
+
+    Families are registry singletons; most add no trigger for the tools, so one
+    scanner serves every tool list.
+    """
+    extra = tuple(sorted({t for f in families for t in f.context_triggers(ctx)})) if ctx is not None else ()
+    key = (tuple(f.name for f in families), extra)
     scanner = _SCANNERS.get(key)
     if scanner is None:
-        scanner = _SCANNERS[key] = TriggerScanner(families)
+        if len(_SCANNERS) >= MAX_SCANNERS:
+            _SCANNERS.pop(next(iter(_SCANNERS)))
+        scanner = _SCANNERS[key] = TriggerScanner(families, ctx if extra else None)
     return scanner
 
 
@@ -204,7 +213,13 @@ def try_extract(candidates: Sequence[Candidate], text: str, pos: int, ctx: Parse
 
 
 def scan_text(
-    text: str, scanner: TriggerScanner, ctx: ParseContext, start: int = 0, reasoning: bool = False, literal: bool = False
+    text: str,
+    scanner: TriggerScanner,
+    ctx: ParseContext,
+    start: int = 0,
+    reasoning: bool = False,
+    literal: bool = False,
+    anchored: dict[str, tuple[Candidate, ...]] | None = None,
 ) -> ScanResult:
     """Every call in ``text`` from ``start``: one pass, consumed spans skipped.
 
@@ -213,27 +228,52 @@ def scan_text(
     streaming parser makes the same decisions in the same order, so both
     agree on what is reasoning, call and content. ``literal`` visits every
     trigger occurrence instead of only those passing the families' heads (same
-    result, slower; the equivalence is what the tests check).
+    result, slower; the equivalence is what the tests check). ``anchored`` are
+    the offered tools' triggers (:meth:`CallFamily.context_triggers`), which
+    only the answer's first word can be: they are tried there, once, instead
+    of being searched for everywhere.
     """
     result = ScanResult([], [], [], [])
     if literal:
         pattern = scanner.content_pattern if reasoning else scanner.pattern
     else:
         pattern = scanner.filtered_pattern if reasoning else scanner.filtered_call_pattern
-    if pattern is None or not text:
+    if not text:
         return result
-    search = pattern.search
+    anchor, anchor_trigger = _anchor(text, start, anchored) if anchored else (-1, "")
+    search = pattern.search if pattern is not None else _no_match
     match = search(text, start)
-    if match is None:
+    if match is None and anchor < 0:
         return result
     pos = floor = start
     candidates = scanner.candidates
     closer_of = scanner.closer_of
+
+    def take(found: Extraction, at: int) -> None:
+        for call in found.calls:
+            if call.format is None:
+                call.format = "unknown"
+        result.calls.extend(found.calls)
+        result.diagnostics.extend(found.diagnostics)
+        if found.thinking:
+            result.thinking.append(found.thinking)
+        result.spans.append((at if found.start is None else found.start, found.end))
+
     while True:
         if match is None:
             match = search(text, pos)
-            if match is None:
-                break
+        if anchor >= 0 and (match is None or match.start() >= anchor):
+            at, anchor = anchor, -1  # the answer's start: reasoning before it is consumed by now
+            if pos <= at:
+                found, problems = try_extract(anchored[anchor_trigger], text, at, ctx, floor)  # type: ignore[index]
+                result.diagnostics.extend(problems)
+                if found is not None:
+                    take(found, at)
+                    pos = floor = found.end
+                    match = None
+                    continue
+        if match is None:
+            break
         at = match.start()
         trigger = match.group()
         match = None
@@ -251,17 +291,37 @@ def scan_text(
         if found is None:
             pos = at + 1
             continue
-        span_start = at if found.start is None else found.start
-        for call in found.calls:
-            if call.format is None:
-                call.format = "unknown"
-        result.calls.extend(found.calls)
-        result.diagnostics.extend(found.diagnostics)
-        if found.thinking:
-            result.thinking.append(found.thinking)
-        result.spans.append((span_start, found.end))
+        take(found, at)
         pos = floor = found.end
     return result
+
+
+def _no_match(text: str, pos: int) -> None:
+    return None
+
+
+#: an offered tool's trigger at the answer's start: a (dotted) name and its parenthesis
+_CALL_WORD = re.compile(r"[^\W\d][\w.]*\(")
+
+
+def _anchor(text: str, start: int, anchored: dict[str, tuple[Candidate, ...]]) -> tuple[int, str]:
+    """Where an anchored trigger stands at the answer's start (-1 when none does)."""
+    at = answer_start(text)
+    if at < start:
+        return -1, ""
+    word = _CALL_WORD.match(text, at)
+    if word is None or word.group() not in anchored:
+        return -1, ""
+    return at, word.group()
+
+
+def anchored_candidates(families: Sequence[CallFamily], ctx: ParseContext) -> dict[str, tuple[Candidate, ...]]:
+    """The offered tools' triggers and the families reading them, by priority."""
+    owners: dict[str, list[CallFamily]] = {}
+    for family in families:
+        for trigger in family.context_triggers(ctx):
+            owners.setdefault(trigger, []).append(family)
+    return {t: tuple(Candidate(f, t) for f in sorted(fs, key=lambda f: -f.priority)) for t, fs in owners.items()}
 
 
 class CompositeParser:
@@ -271,13 +331,17 @@ class CompositeParser:
         self.families = list(families)
         self.ctx = ctx if ctx is not None else ParseContext()
         self.scanner = scanner_for(self.families)
+        #: the offered tools' triggers, tried only at the answer's start (see ``scan_text``)
+        self.anchored = anchored_candidates(self.families, self.ctx)
 
     def can_parse(self, response: Any) -> bool:
         """Native calls present, or a trigger of one of the families in the content."""
         view = view_response(response)
         if view.native_calls:
             return True
-        return bool(view.content) and self.scanner.search(view.content, 0) is not None
+        if not view.content:
+            return False
+        return self.scanner.search(view.content, 0) is not None or (bool(self.anchored) and _anchor(view.content, 0, self.anchored)[0] >= 0)
 
     def parse(self, response: Any) -> ParsedResponse:
         try:
@@ -304,7 +368,7 @@ class CompositeParser:
         start, prefilled = _prefilled_reasoning(content)
         if prefilled.strip():
             thoughts.append(prefilled.strip())
-        found = scan_text(content, self.scanner, self.ctx, start, reasoning=True)
+        found = scan_text(content, self.scanner, self.ctx, start, reasoning=True, anchored=self.anchored)
         if found.diagnostics:
             diagnostics.extend(found.diagnostics)
         for extra in found.thinking:

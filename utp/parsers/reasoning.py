@@ -10,6 +10,7 @@ is cut out before call families scan the content.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 #: (opening, closing) tag pairs treated as reasoning
@@ -77,6 +78,48 @@ def _next_opener(text: str, pos: int) -> tuple[int, str, str] | None:
         if k >= 0 and (best is None or k < best[0]):
             best = (k, opener, closer)
     return best
+
+
+_answer_cache = threading.local()
+
+
+def answer_start(text: str) -> int:
+    """Where the answer begins: after leading blanks and the reasoning that opens the output.
+
+    Reasoning here is pre-filled reasoning (a closing tag with no opener before
+    it) and whole blocks at the start; a block the output ends inside leaves no
+    answer (``len(text)``). The last text asked about is remembered, so every
+    candidate position in one text costs one computation in all.
+    """
+    cached = getattr(_answer_cache, "entry", None)
+    if cached is not None and cached[0] is text:
+        return cached[1]
+    pos = _skip_blanks(text, 0)
+    if "think" in text:  # every tag holds the word
+        for opener, closer in REASONING_TAGS:
+            close = text.find(closer)
+            if close >= 0:
+                first_open = text.find(opener, 0, close)
+                if first_open < 0:
+                    pos = _skip_blanks(text, close + len(closer))
+                    break
+        while True:
+            found = next(((o, c) for o, c in REASONING_TAGS if text.startswith(o, pos)), None)
+            if found is None:
+                break
+            close = text.find(found[1], pos + len(found[0]))
+            if close < 0:
+                pos = len(text)
+                break
+            pos = _skip_blanks(text, close + len(found[1]))
+    _answer_cache.entry = (text, pos)
+    return pos
+
+
+def _skip_blanks(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
 
 
 def split_reasoning(text: str) -> tuple[str, str, list[ReasoningSpan]]:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from utp.parsers.base import Extraction
-from utp.parsers.composite import Candidate, CompositeParser, in_inline_code, try_extract
+from utp.parsers.composite import Candidate, CompositeParser, in_inline_code, scanner_for, try_extract
 from utp.parsers.native import parse_native_calls
 from utp.parsers.textscan import clear_cache
 from utp.response import get_field
@@ -103,7 +103,8 @@ class StreamParser:
         parser = get_parser(format, tools, **options)
         assert isinstance(parser, CompositeParser)
         self._parser = parser
-        self._scanner = parser.scanner
+        # the offered tools' triggers are watched for like the others (the one-shot scan tries them at the answer's start)
+        self._scanner = scanner_for(parser.families, parser.ctx) if parser.anchored else parser.scanner
         self._ctx = parser.ctx
         self._closer_of = self._scanner.closer_of
         self._pattern = self._scanner.content_pattern

@@ -18,6 +18,13 @@ the first thing in the content, or naming offered tools. Its extent is found
 by a linear, string-aware bracket scan capped at :data:`MAX_SPAN` before
 ``ast`` sees anything.
 
+BFCL's own decoder wraps a prompt-mode answer in brackets when the model
+left them out, so a response that is nothing but ``get_weather(city="Paris")``
+(or several such calls) is a call list too. With no bracket to look for, the
+offered tools' names are the triggers (:meth:`PythonicFamily.context_triggers`):
+the calls must *be* the whole response (reasoning before them aside) and
+every name must be an offered tool; anything else is prose or code.
+
 One call whose arguments are no JSON values (``b'x'``, ``1e999``) does not
 cost its siblings in a well-formed list: it is reported (UNPARSEABLE, never
 run) and the others are kept, as vLLM's pythonic parsers do.
@@ -34,6 +41,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.familykit import clip, make_call, unreadable
 from utp.parsers.names import resolve_name
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall, parse_calls, salvage_calls
+from utp.parsers.reasoning import answer_start
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 
@@ -169,9 +177,15 @@ class PythonicFamily(CallFamily):
     aliases = ("python", "llama3_pythonic", "llama4_pythonic", "lfm2", "olmo3")
     summary = "Pythonic: [f(a=1, b='x'), g()] (also <|tool_call_start|>[...]<|tool_call_end|>, <|python_start|>[...]<|python_end|> and <function_calls>f(a=1)</function_calls>)"
 
+    def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
+        """``NAME(`` for each offered tool named like a Python callable: the start of a bracketless answer."""
+        return tuple(f"{name}(" for name in ctx.by_name if _CALLABLE_NAME.fullmatch(name))
+
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == "[":
             return self._bare_list(text, pos, ctx)
+        if trigger not in _STATIC_TRIGGERS:
+            return self._bracketless(text, pos, ctx)
         body_start = pos + len(trigger)
         if trigger in FENCE_OPENERS:
             if _FENCE_HEAD_RE.match(text, body_start) is None:
@@ -221,6 +235,25 @@ class PythonicFamily(CallFamily):
             return None
         return self._extraction(text, pos, end, raws, repairs, ctx, failures)
 
+    def _bracketless(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        """The whole response as a call list without its brackets (BFCL's decoder adds them)."""
+        if answer_start(text) != pos:
+            return None  # only the answer's first word can begin a bracketless call list
+        end = len(text.rstrip())  # the answer's end, before trailing blanks
+        if end - pos > MAX_SPAN:
+            return None
+        body = text[pos:end]
+        try:
+            raws, repairs, failures = read_calls("[" + body + "]")
+        except LiteralError:
+            try:
+                raws, repairs, failures = read_calls(body, one_per_line=True)
+            except LiteralError:
+                return None  # code or prose that starts with a tool's name
+        if failures or not raws or not all(names_offered_tool(raw.name, ctx) for raw in raws):
+            return None
+        return self._extraction(text, pos, len(text), raws, repairs, ctx)
+
     def _extraction(
         self,
         text: str,
@@ -238,6 +271,8 @@ class PythonicFamily(CallFamily):
         return Extraction(end=end, calls=calls, diagnostics=diagnostics)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
+        if trigger not in _STATIC_TRIGGERS:  # a bracketless answer is decided by its end: hold it
+            return answer_start(text) != pos
         if trigger in FENCE_OPENERS:
             start = pos + len(trigger)
             if _FENCE_HEAD_RE.match(text, start) is not None:
@@ -255,6 +290,11 @@ class PythonicFamily(CallFamily):
     def render(self, calls: Sequence[ToolCall]) -> str:
         rendered = ", ".join(f"{call.name}({', '.join(f'{k}={python_literal(v)}' for k, v in call.arguments.items())})" for call in calls)
         return f"[{rendered}]"
+
+
+_STATIC_TRIGGERS = frozenset(PythonicFamily.triggers)
+#: a tool name a Python-style call can spell: dotted identifiers (``math.hypot``)
+_CALLABLE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
 def python_literal(value: Any) -> str:
