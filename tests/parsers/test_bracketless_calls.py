@@ -143,6 +143,13 @@ def test_streaming_gives_the_one_shot_calls_even_after_prefilled_reasoning(parts
     assert _streamed(text, cuts)[1] == _one_shot(text)[1]
 
 
+@pytest.mark.parametrize("chunks", [["reason ", "</think>\n", "g()"], ["x", "</think>", "g(", ")"], ["g", "(", ")"]])
+def test_after_prefilled_reasoning_streamed_as_content_the_call_is_still_announced(chunks: list[str]) -> None:
+    events, result = stream_parse(chunks, tools=TOOLS)
+    assert [e.call.name for e in events if isinstance(e, CallReady)] == ["g"]
+    assert [c.name for c in result.tool_calls] == ["g"]
+
+
 @pytest.mark.parametrize("text", ['get_weather(city="Paris")', '<think>t</think>\nget_weather(city="Paris"), g()', 'g(a=1)  then more'])
 def test_every_single_character_cut_matches_one_shot(text: str) -> None:
     assert _streamed(text, list(range(1, len(text)))) == _one_shot(text)

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from utp.parsers.base import Extraction
-from utp.parsers.composite import Candidate, CompositeParser, in_inline_code, scanner_for, try_extract
+from utp.parsers.composite import Candidate, CompositeParser, TriggerScanner, in_inline_code, scanner_for, try_extract
 from utp.parsers.native import parse_native_calls
 from utp.parsers.textscan import clear_cache
 from utp.response import get_field
@@ -103,24 +103,16 @@ class StreamParser:
         parser = get_parser(format, tools, **options)
         assert isinstance(parser, CompositeParser)
         self._parser = parser
-        # the offered tools' triggers are watched for like the others (the one-shot scan tries them at the answer's start)
-        self._scanner = scanner_for(parser.families, parser.ctx) if parser.anchored else parser.scanner
         self._ctx = parser.ctx
-        self._closer_of = self._scanner.closer_of
-        self._pattern = self._scanner.content_pattern
-        self._prefixes = self._scanner.content_prefixes
-        self._max_trigger = self._scanner.max_content_trigger
+        # the offered tools' triggers (a bracketless answer) are watched for like the others: after
+        # pre-filled reasoning streamed as content, the answer may still begin at any later point
+        self._use_scanner(scanner_for(parser.families, parser.ctx) if parser.anchored else parser.scanner)
         self._text = ""
         #: text received on the fast path, not yet joined into ``_text`` (joined when a scan needs it)
         self._pending: list[str] = []
         self._length = 0  # len(_text) + len of everything pending
         self._hold = ""  # text[_hold_pos:], the held-back suffix, when _hold_pos == _pos
         self._hold_pos = 0
-        #: a chunk with none of these characters cannot start or complete a trigger
-        self._starts = self._scanner.trigger_starts
-        self._quiet = self._scanner.possible_start.search
-        self._watch = self._scanner.watch_pattern.search
-        self._whole = self._scanner.content_triggers
         self._pos = 0  # text before this is decided
         self._floor = 0  # end of the last consumed span
         self._mode = "content"  # content | think | span
@@ -145,6 +137,18 @@ class StreamParser:
         self._diagnostics: list[Diagnostic] = []
         self._finish: str | None = None
         self._closed = False
+
+    def _use_scanner(self, scanner: TriggerScanner) -> None:
+        self._scanner = scanner
+        self._closer_of = scanner.closer_of
+        self._pattern = scanner.content_pattern
+        self._prefixes = scanner.content_prefixes
+        self._max_trigger = scanner.max_content_trigger
+        #: a chunk with none of these characters cannot start or complete a trigger
+        self._starts = scanner.trigger_starts
+        self._quiet = scanner.possible_start.search
+        self._watch = scanner.watch_pattern.search
+        self._whole = scanner.content_triggers
 
     # ------------------------------------------------------------ input
 
