@@ -183,6 +183,13 @@ def test_bench_streaming_chunkings(benchmark, file_median, how: str) -> None:
     file_median(f"stream:{how} ({len(chunks)} chunks)")
 
 
+def test_bench_streaming_without_tools(benchmark, file_median) -> None:
+    """Token-sized chunks with no tools offered: the stream then watches for no tool names."""
+    chunks = _chunked(_stream_text(), "4_chars")
+    assert benchmark(lambda: _consume(StreamParser(), chunks)) == 2
+    file_median(f"stream:4_chars, no tools ({len(chunks)} chunks)")
+
+
 class _FloorParser:
     """The least a Python stream parser can do per chunk: one method call, one event back."""
 
