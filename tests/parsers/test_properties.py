@@ -104,6 +104,12 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
     ),
     # hermes has no wire limit: valid JSON is read whole, so a </tool_call> or <tool_call>
     # inside a string argument stays the argument's text (see HermesFamily._json_body)
+    "kimi_k3": (
+        "<|close|>argument<|sep|> is a special token: emitting one ends the value even mid-string",
+        _forbid("<|close|>argument<|sep|>"),
+        lambda k: True,
+        lambda n: True,
+    ),
     "kimi_k2": (
         "<|tool_call_end|> and the section tokens are special tokens: emitting one ends the call even mid-string",
         _forbid("<|tool_call_end|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>"),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 #: (opening, closing) tag pairs treated as reasoning
 #: ``<seed:think>`` is ByteDance Seed-OSS's (its chat template and vLLM's seed_oss reasoning parser);
-#: the ``<ifm|think…>`` tags are K2-V3's (SGLang's k2_v3 detector).
+#: the ``<ifm|think…>`` tags are K2-V3's (SGLang's k2_v3 detector); the ``think`` channel is Kimi K3's.
 #: No tag is a substring of another, so an orphan closer of one is never found inside another's
 REASONING_TAGS: tuple[tuple[str, str], ...] = (
     ("<think>", "</think>"),
@@ -24,6 +24,7 @@ REASONING_TAGS: tuple[tuple[str, str], ...] = (
     ("<ifm|think>", "</ifm|think>"),
     ("<ifm|think_fast>", "</ifm|think_fast>"),
     ("<ifm|think_faster>", "</ifm|think_faster>"),
+    ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
 )
 HARMONY_ANALYSIS = "<|channel|>analysis<|message|>"
 _HARMONY_ENDS = ("<|end|>", "<|start|>", "<|channel|>", "<|call|>", "<|return|>")

@@ -1,0 +1,183 @@
+"""Kimi K3 calls: the ``tools`` channel of its XTML special tokens.
+
+Kimi K3 writes its reply in channels opened and closed by special tokens
+(SGLang's ``kimik3`` detector and format module)::
+
+    <|open|>response<|sep|>Let me run it.<|close|>response<|sep|>
+    <|open|>tools<|sep|>
+      <|open|>call tool="python" index="1"<|sep|>
+        <|open|>argument key="code" type="string"<|sep|>print(1)<|close|>argument<|sep|>
+        <|open|>argument key="opts" type="object"<|sep|>{"a": 1}<|close|>argument<|sep|>
+      <|close|>call<|sep|>
+    <|close|>tools<|sep|>
+
+A ``type="string"`` value is raw text; any other type is JSON, kept as text
+when it is not (the reference does the same); an argument without a type is
+typed by the tool's schema. Attribute values undo the template's ``&quot;``
+and ``&amp;``. The ``response`` channel's markers and ``<|close|>message<|sep|>``
+are removed from the content; the ``think`` channel is reasoning (see
+:mod:`utp.parsers.reasoning`). A section the output ends in keeps its complete
+calls, as the reference does, and reports the cut one TRUNCATED.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.pyliteral import property_schema, typed_value
+from utp.parsers.textscan import find_forward, skip_space
+from utp.types import Diagnostic, DiagnosticKind, ToolCall, json_type_name
+
+SEP = "<|sep|>"
+TOOLS_OPEN, TOOLS_CLOSE = "<|open|>tools" + SEP, "<|close|>tools" + SEP
+CALL_OPEN, CALL_CLOSE = "<|open|>call", "<|close|>call" + SEP
+ARG_OPEN, ARG_CLOSE = "<|open|>argument", "<|close|>argument" + SEP
+RESPONSE_OPEN, RESPONSE_CLOSE = "<|open|>response" + SEP, "<|close|>response" + SEP
+MESSAGE_CLOSE = "<|close|>message" + SEP
+#: channel markers that carry no call: removed from the content where they stand
+MARKERS = (RESPONSE_OPEN, RESPONSE_CLOSE, MESSAGE_CLOSE, TOOLS_CLOSE)
+
+_ATTRS = r"""((?:\s++\w++="[^"]{0,4096}+")*+)\s*+"""
+_CALL_HEAD = re.compile(re.escape(CALL_OPEN) + _ATTRS + re.escape(SEP))
+_ARG_HEAD = re.compile(re.escape(ARG_OPEN) + _ATTRS + re.escape(SEP))
+_ATTR = re.compile(r'(\w+)="([^"]*)"')
+#: what a call opener needs after it: an attribute, the separator, or the end of the output
+#: (the reference requires a blank or the separator)
+_AFTER_CALL_OPEN = r"""(?:\s++\w++="|\s*+<\|sep\|>|\s*+\Z|\s++\w++=?\Z)"""
+_AFTER_CALL_OPEN_RE = re.compile(_AFTER_CALL_OPEN)
+#: the output cut off where a call or the section's end was being opened
+_CUT_MARKER = r"(?=.{0,20}\Z)(?:" + "|".join(re.escape(m[:k]) for m in (CALL_OPEN, TOOLS_CLOSE) for k in range(len(m) - 1, 0, -1)) + r")?\Z"
+#: more channel markers right after one: removed with it as one span (a flood costs one visit
+#: per run); capped so that a stream re-reading a growing span stays linear
+_MARKER_RUN = re.compile(r"(?:\s*+<\|(?:close\|>(?:response|message|tools)|open\|>response)<\|sep\|>){0,63}")
+
+
+def _attributes(text: str) -> dict[str, str]:
+    return {key: value.replace("&quot;", '"').replace("&amp;", "&") for key, value in _ATTR.findall(text)}
+
+
+def _escape(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;")
+
+
+@register_family
+class KimiK3Family(CallFamily):
+    name = "kimi_k3"
+    triggers = (TOOLS_OPEN, CALL_OPEN, *MARKERS)
+    aliases = ("kimik3", "xtml")
+    trigger_heads = {
+        TOOLS_OPEN: r"\s*+(?:" + re.escape(CALL_OPEN) + _AFTER_CALL_OPEN + "|" + re.escape(TOOLS_CLOSE) + "|" + _CUT_MARKER + ")",
+        CALL_OPEN: _AFTER_CALL_OPEN,
+    }
+    summary = '<|open|>tools<|sep|><|open|>call tool="f"<|sep|><|open|>argument key="a" type="string"<|sep|>x<|close|>argument<|sep|><|close|>call<|sep|>…'
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger in MARKERS:
+            return Extraction(end=_MARKER_RUN.match(text, pos + len(trigger)).end())  # type: ignore[union-attr]
+        if trigger == CALL_OPEN:
+            return _read_call(self.name, text, pos, ctx)
+        return self._section(text, pos, ctx)
+
+    def _section(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        cursor = skip_space(text, pos + len(TOOLS_OPEN))
+        if cursor >= len(text):
+            return unreadable(self.name, text, pos, len(text), f"output ended after {TOOLS_OPEN}", kind=DiagnosticKind.TRUNCATED)
+        calls: list[ToolCall] = []
+        diagnostics: list[Diagnostic] = []
+        end = cursor
+        while True:
+            if text.startswith(TOOLS_CLOSE, cursor):
+                return Extraction(end=cursor + len(TOOLS_CLOSE), calls=calls, diagnostics=diagnostics, final=True)
+            if not text.startswith(CALL_OPEN, cursor):
+                break
+            found = _read_call(self.name, text, cursor, ctx)
+            if found is None:
+                break
+            calls.extend(found.calls)
+            diagnostics.extend(found.diagnostics)
+            end = found.end
+            if not found.final:  # the output ended inside this call
+                return Extraction(end=end, calls=calls, diagnostics=diagnostics)
+            cursor = skip_space(text, end)
+        if not calls and not diagnostics:
+            rest = text[cursor : cursor + len(TOOLS_CLOSE) + 1]
+            if CALL_OPEN.startswith(rest) or TOOLS_CLOSE.startswith(rest):  # cut off while opening
+                return unreadable(self.name, text, pos, len(text), f"output ended inside {TOOLS_OPEN}", kind=DiagnosticKind.TRUNCATED)
+            return None
+        # an unclosed section: its complete calls stand (the closing marker may still come)
+        return Extraction(end=end, calls=calls, diagnostics=diagnostics, closer=TOOLS_CLOSE)
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        """Streaming: ``None`` is final once what follows plainly opens no call."""
+        after = pos + len(trigger)
+        if trigger == CALL_OPEN:
+            return after < len(text) and not text[after].isspace() and not SEP.startswith(text[after : after + len(SEP)])
+        cursor = skip_space(text, after)
+        rest = text[cursor : cursor + len(TOOLS_CLOSE)]
+        return not (CALL_OPEN.startswith(rest) or TOOLS_CLOSE.startswith(rest) or rest.startswith(CALL_OPEN))
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        parts = [TOOLS_OPEN]
+        for index, call in enumerate(calls, start=1):
+            parts.append(f'{CALL_OPEN} tool="{_escape(call.name)}" index="{index}"{SEP}')
+            for key, value in call.arguments.items():
+                kind, raw = ("string", value) if isinstance(value, str) else (json_type_name(value), json.dumps(value, ensure_ascii=False))
+                parts.append(f'{ARG_OPEN} key="{_escape(key)}" type="{kind}"{SEP}{raw}{ARG_CLOSE}')
+            parts.append(CALL_CLOSE)
+        parts.append(TOOLS_CLOSE)
+        return "".join(parts)
+
+
+def _read_call(family: str, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+    """The call whose ``<|open|>call`` is at ``pos``, read through its ``<|close|>call<|sep|>``."""
+    if _AFTER_CALL_OPEN_RE.match(text, pos + len(CALL_OPEN)) is None:
+        return None  # "<|open|>callback", "<|open|>call x=1": not the call token's shape
+    head = _CALL_HEAD.match(text, pos)
+    if head is None:
+        if find_forward(text, SEP, pos) < 0:
+            return unreadable(family, text, pos, len(text), "output ended inside a call's opening marker", kind=DiagnosticKind.TRUNCATED)
+        return None
+    name = _attributes(head.group(1)).get("tool", "")
+    close = find_forward(text, CALL_CLOSE, head.end())
+    if not name:
+        end = len(text) if close < 0 else close + len(CALL_CLOSE)
+        return unreadable(family, text, pos, end, "call without a tool attribute")
+    tool = ctx.tool(name)
+    arguments: dict[str, Any] = {}
+    cursor = head.end()
+    while True:
+        cursor = skip_space(text, cursor)
+        if text.startswith(CALL_CLOSE, cursor):
+            end = cursor + len(CALL_CLOSE)
+            break
+        arg = _ARG_HEAD.match(text, cursor)
+        value_end = find_forward(text, ARG_CLOSE, arg.end()) if arg is not None else -1
+        if arg is None or value_end < 0:
+            truncated = close < 0
+            end = len(text) if truncated else close + len(CALL_CLOSE)
+            kind = DiagnosticKind.TRUNCATED if truncated else DiagnosticKind.UNPARSEABLE
+            return unreadable(family, text, pos, end, f"unreadable argument in the call to {name!r}", kind=kind)
+        attrs = _attributes(arg.group(1))
+        key = attrs.get("key", "")
+        raw = text[arg.end() : value_end]
+        arguments[key] = _value(raw, attrs.get("type"), property_schema(tool, key))
+        cursor = value_end + len(ARG_CLOSE)
+    diagnostics: list[Diagnostic] = []
+    call = make_call(family, name, arguments, text[pos:end], pos, None, diagnostics)
+    return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)
+
+
+def _value(raw: str, declared: str | None, schema: Any) -> Any:
+    if declared is None:
+        return typed_value(raw, schema)
+    if declared == "string":
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
