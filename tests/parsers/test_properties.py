@@ -104,6 +104,12 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
     ),
     # hermes has no wire limit: valid JSON is read whole, so a </tool_call> or <tool_call>
     # inside a string argument stays the argument's text (see HermesFamily._json_body)
+    "cwm": (
+        "a tool tag ends at the first </tool>, whatever quotes come before it (the reference reads it so)",
+        _forbid("</tool>"),
+        lambda k: "</tool>" not in k,
+        lambda n: True,
+    ),
     "kimi_k3": (
         "<|close|>argument<|sep|> is a special token: emitting one ends the value even mid-string",
         _forbid("<|close|>argument<|sep|>"),
