@@ -333,6 +333,14 @@ class CompositeParser:
         self.scanner = scanner_for(self.families)
         #: the offered tools' triggers, tried only at the answer's start (see ``scan_text``)
         self.anchored = anchored_candidates(self.families, self.ctx)
+        self._stream_scanner: TriggerScanner | None = None
+
+    @property
+    def stream_scanner(self) -> TriggerScanner:
+        """The scanner a stream watches with: the families' triggers plus the offered tools'."""
+        if self._stream_scanner is None:
+            self._stream_scanner = scanner_for(self.families, self.ctx) if self.anchored else self.scanner
+        return self._stream_scanner
 
     def can_parse(self, response: Any) -> bool:
         """Native calls present, or a trigger of one of the families in the content."""

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from utp.parsers.base import Extraction
-from utp.parsers.composite import Candidate, CompositeParser, TriggerScanner, in_inline_code, scanner_for, try_extract
+from utp.parsers.composite import Candidate, CompositeParser, TriggerScanner, in_inline_code, try_extract
 from utp.parsers.native import parse_native_calls
 from utp.parsers.textscan import clear_cache
 from utp.response import get_field
@@ -106,7 +106,7 @@ class StreamParser:
         self._ctx = parser.ctx
         # the offered tools' triggers (a bracketless answer) are watched for like the others: after
         # pre-filled reasoning streamed as content, the answer may still begin at any later point
-        self._use_scanner(scanner_for(parser.families, parser.ctx) if parser.anchored else parser.scanner)
+        self._use_scanner(parser.stream_scanner)
         self._text = ""
         #: text received on the fast path, not yet joined into ``_text`` (joined when a scan needs it)
         self._pending: list[str] = []
