@@ -30,7 +30,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext
 from utp.parsers.names import resolve_name
 from utp.parsers.native import parse_native_calls
-from utp.parsers.reasoning import REASONING_TAGS, answer_start, join_around_spans
+from utp.parsers.reasoning import REASONING_TAGS, answer_start, join_around_spans, prefilled_reasoning
 from utp.response import view_response
 from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, ToolCall
 
@@ -300,19 +300,13 @@ def _no_match(text: str, pos: int) -> None:
     return None
 
 
-#: an offered tool's trigger at the answer's start: a (dotted) name and its parenthesis
-_CALL_WORD = re.compile(r"[^\W\d][\w.]*\(")
-
-
 def _anchor(text: str, start: int, anchored: dict[str, tuple[Candidate, ...]]) -> tuple[int, str]:
-    """Where an anchored trigger stands at the answer's start (-1 when none does)."""
+    """Where an anchored trigger stands at the answer's start, and which (the longest): (-1, "") if none."""
     at = answer_start(text)
     if at < start:
         return -1, ""
-    word = _CALL_WORD.match(text, at)
-    if word is None or word.group() not in anchored:
-        return -1, ""
-    return at, word.group()
+    found = max((t for t in anchored if text.startswith(t, at)), key=len, default="")
+    return (at, found) if found else (-1, "")
 
 
 def anchored_candidates(families: Sequence[CallFamily], ctx: ParseContext) -> dict[str, tuple[Candidate, ...]]:
@@ -373,7 +367,7 @@ class CompositeParser:
             else:
                 native, diagnostics = [], []
         thoughts = [thinking.strip()] if thinking and not thinking.isspace() else []
-        start, prefilled = _prefilled_reasoning(content)
+        start, prefilled = prefilled_reasoning(content)
         if prefilled.strip():
             thoughts.append(prefilled.strip())
         found = scan_text(content, self.scanner, self.ctx, start, reasoning=True, anchored=self.anchored)
@@ -462,22 +456,6 @@ class CompositeParser:
                 )
             )
         return call
-
-
-def _prefilled_reasoning(content: str) -> tuple[int, str]:
-    """Output that starts inside reasoning (the template pre-filled ``<think>``).
-
-    Only a closing tag with no opener before it: ``(index after it, reasoning)``.
-    """
-    if not content or "think" not in content:  # every reasoning closer holds it
-        return 0, ""
-    for opener, closer in REASONING_TAGS:
-        close = content.find(closer)
-        if close >= 0:
-            first_open = content.find(opener)
-            if first_open < 0 or close < first_open:
-                return close + len(closer), content[:close]
-    return 0, ""
 
 
 def _safe_content(response: Any) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from utp.parsers.textscan import skip_space
+
 #: (opening, closing) tag pairs treated as reasoning
 #: ``<seed:think>`` is ByteDance Seed-OSS's (its chat template and vLLM's seed_oss reasoning parser);
 #: the ``<ifm|think…>`` tags are K2-V3's (SGLang's k2_v3 detector); the ``think`` channel is Kimi K3's.
@@ -49,14 +51,9 @@ def reasoning_spans(text: str) -> list[ReasoningSpan]:
     if "think" not in text:  # every tag in REASONING_TAGS holds the word
         return []
     spans: list[ReasoningSpan] = []
-    pos = 0
-    for opener, closer in REASONING_TAGS:
-        first_close = text.find(closer)
-        first_open = text.find(opener)
-        if first_close >= 0 and (first_open < 0 or first_close < first_open):
-            spans.append(ReasoningSpan(0, first_close + len(closer), text[:first_close]))
-            pos = first_close + len(closer)
-            break
+    pos, prefilled = prefilled_reasoning(text)
+    if pos:
+        spans.append(ReasoningSpan(0, pos, prefilled))
     while pos < len(text):
         found = _next_opener(text, pos)
         if found is None:
@@ -84,42 +81,43 @@ def _next_opener(text: str, pos: int) -> tuple[int, str, str] | None:
 _answer_cache = threading.local()
 
 
+def prefilled_reasoning(text: str) -> tuple[int, str]:
+    """Output that starts inside reasoning (the template pre-filled ``<think>``).
+
+    Only a closing tag with no opener before it: ``(index after it, reasoning)``;
+    ``(0, "")`` otherwise.
+    """
+    if not text or "think" not in text:  # every reasoning closer holds it
+        return 0, ""
+    for opener, closer in REASONING_TAGS:
+        close = text.find(closer)
+        if close >= 0 and text.find(opener, 0, close) < 0:
+            return close + len(closer), text[:close]
+    return 0, ""
+
+
 def answer_start(text: str) -> int:
     """Where the answer begins: after leading blanks and the reasoning that opens the output.
 
-    Reasoning here is pre-filled reasoning (a closing tag with no opener before
-    it) and whole blocks at the start; a block the output ends inside leaves no
-    answer (``len(text)``). The last text asked about is remembered, so every
-    candidate position in one text costs one computation in all.
+    Reasoning here is pre-filled reasoning and whole blocks at the start; a
+    block the output ends inside leaves no answer (``len(text)``). The last text
+    asked about is remembered, so every candidate position in one text costs
+    one computation in all.
     """
     cached = getattr(_answer_cache, "entry", None)
     if cached is not None and cached[0] is text:
         return cached[1]
-    pos = _skip_blanks(text, 0)
-    if "think" in text:  # every tag holds the word
-        for opener, closer in REASONING_TAGS:
-            close = text.find(closer)
-            if close >= 0:
-                first_open = text.find(opener, 0, close)
-                if first_open < 0:
-                    pos = _skip_blanks(text, close + len(closer))
-                    break
-        while True:
-            found = next(((o, c) for o, c in REASONING_TAGS if text.startswith(o, pos)), None)
-            if found is None:
-                break
-            close = text.find(found[1], pos + len(found[0]))
-            if close < 0:
-                pos = len(text)
-                break
-            pos = _skip_blanks(text, close + len(found[1]))
+    pos = skip_space(text, prefilled_reasoning(text)[0])
+    while "think" in text:  # every tag holds the word
+        found = next(((o, c) for o, c in REASONING_TAGS if text.startswith(o, pos)), None)
+        if found is None:
+            break
+        close = text.find(found[1], pos + len(found[0]))
+        if close < 0:
+            pos = len(text)
+            break
+        pos = skip_space(text, close + len(found[1]))
     _answer_cache.entry = (text, pos)
-    return pos
-
-
-def _skip_blanks(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos].isspace():
-        pos += 1
     return pos
 
 

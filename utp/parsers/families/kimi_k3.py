@@ -143,10 +143,8 @@ def _read_call(family: str, text: str, pos: int, ctx: ParseContext) -> Extractio
             return unreadable(family, text, pos, len(text), "output ended inside a call's opening marker", kind=DiagnosticKind.TRUNCATED)
         return None
     name = _attributes(head.group(1)).get("tool", "")
-    close = find_forward(text, CALL_CLOSE, head.end())
     if not name:
-        end = len(text) if close < 0 else close + len(CALL_CLOSE)
-        return unreadable(family, text, pos, end, "call without a tool attribute")
+        return _broken(family, text, pos, head.end(), "call without a tool attribute")
     tool = ctx.tool(name)
     arguments: dict[str, Any] = {}
     cursor = head.end()
@@ -158,10 +156,7 @@ def _read_call(family: str, text: str, pos: int, ctx: ParseContext) -> Extractio
         arg = _ARG_HEAD.match(text, cursor)
         value_end = find_forward(text, ARG_CLOSE, arg.end()) if arg is not None else -1
         if arg is None or value_end < 0:
-            truncated = close < 0
-            end = len(text) if truncated else close + len(CALL_CLOSE)
-            kind = DiagnosticKind.TRUNCATED if truncated else DiagnosticKind.UNPARSEABLE
-            return unreadable(family, text, pos, end, f"unreadable argument in the call to {name!r}", kind=kind)
+            return _broken(family, text, pos, head.end(), f"unreadable argument in the call to {name!r}")
         attrs = _attributes(arg.group(1))
         key = attrs.get("key", "")
         raw = text[arg.end() : value_end]
@@ -170,6 +165,14 @@ def _read_call(family: str, text: str, pos: int, ctx: ParseContext) -> Extractio
     diagnostics: list[Diagnostic] = []
     call = make_call(family, name, arguments, text[pos:end], pos, None, diagnostics)
     return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)
+
+
+def _broken(family: str, text: str, pos: int, body: int, reason: str) -> Extraction:
+    """A call that cannot be read, consumed through its closer (TRUNCATED when the output ends first)."""
+    close = find_forward(text, CALL_CLOSE, body)
+    if close < 0:
+        return unreadable(family, text, pos, len(text), reason, kind=DiagnosticKind.TRUNCATED)
+    return unreadable(family, text, pos, close + len(CALL_CLOSE), reason)
 
 
 def _value(raw: str, declared: str | None, schema: Any) -> Any:
