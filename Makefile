@@ -17,7 +17,7 @@ REPLAY      ?=
 REPEATS     ?=
 EVAL_ARGS   ?=
 
-.PHONY: test eval bench test-local local-models record-local report tune clean help
+.PHONY: test eval bench test-local local-models record-local rescore report tune clean help
 
 help:
 	@echo "make eval   - evaluate models (no server: replays the recorded cassettes in the repo)"
@@ -77,6 +77,10 @@ record-local: $(LOCAL_STAMP)
 		  done ) & \
 	done; wait
 	$(BIN)/utp report
+
+# after a parser or scoring change: re-score the recorded runs from their cassettes (no model runs)
+rescore: $(STAMP)
+	$(BIN)/utp rescore
 
 report: $(STAMP)
 	$(BIN)/utp report

@@ -296,6 +296,7 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
     "report": ("harness.reporting", "report_main", "rebuild reports from stored results (no model runs)"),
     "tune": ("harness.tuning", "tune_main", "pick the best format per model from stored results"),
     "import-bfcl": ("harness.bfcl", "main", "convert BFCL data into scenario files"),
+    "rescore": ("harness.rescore", "main", "re-score recorded runs from their cassettes with this UTP (no model runs)"),
 }
 
 

@@ -180,6 +180,16 @@ def _conformance(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _rescored(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Recorded runs whose scores a later UTP re-derived from the same cassettes (``utp rescore``)."""
+    notes = [r["rescored"] for r in records if isinstance(r.get("rescored"), Mapping)]
+    return {
+        "runs": len(notes),
+        "by": sorted({str(n.get("utp_version")) for n in notes}),
+        "dates": sorted({str(n.get("at", ""))[:10] for n in notes}),
+    }
+
+
 def model_report(model: str, records: Sequence[Mapping[str, Any]], synthetic_excluded: int = 0) -> dict[str, Any]:
     """Everything the reports say about one model, from its (non-synthetic, scored) records."""
     table = aggregate(records)
@@ -198,6 +208,7 @@ def model_report(model: str, records: Sequence[Mapping[str, Any]], synthetic_exc
             "runs": len(records),
             "synthetic_excluded": synthetic_excluded,
             "summary": sources_summary(len(records), provenance, synthetic_excluded),
+            "rescored": _rescored(records),
         },
         "provenance": provenance,
         "formats": formats,

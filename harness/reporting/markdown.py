@@ -76,6 +76,16 @@ def _provenance_lines(report: Mapping[str, Any]) -> list[str]:
         f"- Dates: {span}",
         f"- Runs by mode: {modes}; from cassettes: {prov['from_cassettes']}",
         f"- Synthetic runs excluded from this report: {report['sources']['synthetic_excluded']}",
+        *_rescored_lines(report["sources"].get("rescored") or {}),
+    ]
+
+
+def _rescored_lines(rescored: Mapping[str, Any]) -> list[str]:
+    if not rescored.get("runs"):
+        return []
+    return [
+        f"- Re-scored from their cassettes (same model outputs, read by a later UTP: `utp rescore`): "
+        f"{rescored['runs']} run(s), by UTP {', '.join(rescored['by'])} on {', '.join(rescored['dates'])}"
     ]
 
 

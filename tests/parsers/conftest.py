@@ -55,3 +55,31 @@ def assert_stream_matches(text: str) -> None:
     want = (parsed.content, [(c.name, c.arguments) for c in parsed.tool_calls])
     for size in (1, 2, 3, 7, 64):
         assert streamed(text, size) == want, (size, text)
+
+
+def streamed_at_cuts(text: str, cuts: list[int], tools: Any = None) -> tuple[str, list[tuple[str, dict]]]:
+    """Content and calls of ``text`` streamed in pieces cut at ``cuts`` (out-of-range cuts ignored)."""
+    from utp.parsers.streaming import CallReady, ContentDelta, stream_parse
+
+    bounds = sorted({c for c in cuts if 0 < c < len(text)})
+    chunks = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)])]
+    events, _ = stream_parse(chunks, tools=tools)
+    content = "".join(e.text for e in events if isinstance(e, ContentDelta))
+    return content, [(e.call.name, e.call.arguments) for e in events if isinstance(e, CallReady)]
+
+
+def assert_every_cut_matches(text: str, tools: Any, step: int) -> None:
+    """Every single cut, and every second cut ``step`` apart, streams to the one-shot content and calls.
+
+    Cuts inside a trigger or a call are where a stream can go wrong (text shown
+    that belongs to a call, a call announced early); every single position is
+    tried, and pairs at a stride to keep the count quadratic only in ``len/step``.
+    """
+    from utp.parsers import parse_response
+
+    parsed = parse_response(text, tools=tools)
+    expected = (parsed.content, [(c.name, c.arguments) for c in parsed.tool_calls])
+    for a in range(len(text) + 1):
+        assert streamed_at_cuts(text, [a], tools) == expected, a
+        for b in range(a + 1, len(text), step):
+            assert streamed_at_cuts(text, [a, b], tools) == expected, (a, b)

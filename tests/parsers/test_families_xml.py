@@ -670,11 +670,11 @@ def test_tool_code_fence_with_json_is_left_to_the_fenced_family() -> None:
 
 
 def test_tool_code_fence_with_code_that_is_not_a_literal_call_is_reported_not_run() -> None:
-    parsed = parse_response('```tool_code\nprint(get_weather(city="Paris"))\n```')
+    parsed = parse_response('```tool_code\nlog(get_weather(city="Paris"))\n```')
     assert parsed.tool_calls == [] and parsed.unparsed
 
 
-def test_a_python_fence_is_a_code_sample_not_a_call() -> None:
-    text = '```python\nget_weather(city="Paris")\n```'
+def test_a_python_fence_of_other_code_is_a_code_sample_not_a_call() -> None:
+    text = '```python\nweather = get_weather(city="Paris")\n```'  # calls alone: test_code_fence_calls.py
     parsed = parse_response(text, tools=[{"name": "get_weather"}])
     assert parsed.tool_calls == [] and parsed.content == text

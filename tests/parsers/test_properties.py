@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from utp.parsers import family_names, get_family, parse_response
 from utp.parsers.base import ParseContext
+from utp.parsers.reasoning import REASONING_TAGS
 from utp.types import ParsedResponse, Tool, ToolCall, json_type_name
 
 FAMILIES = family_names()
@@ -109,6 +110,13 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         _forbid("</tool>"),
         lambda k: "</tool>" not in k,
         lambda n: True,
+    ),
+    "cline_xml": (
+        "values are raw text trimmed as Cline trims them and end at the first closing tag; keys and the "
+        "tool's name are element names; a reasoning tag's name always opens reasoning",
+        lambda s: s == s.strip() and "</" not in s,
+        lambda k: re.fullmatch(r"[A-Za-z_][\w.\-]*", k) is not None,
+        lambda n: f"<{n}>" not in {opener for opener, _ in REASONING_TAGS},
     ),
     "kimi_k3": (
         "<|close|>argument<|sep|> is a special token: emitting one ends the value even mid-string",

@@ -17,12 +17,12 @@ def ast_answer(source: str, one_per_line: bool) -> Any:
         calls = _calls_from_tree(_parse_expression(source, "exec" if one_per_line else "eval"))
     except (LiteralError, RecursionError):
         return "error"
-    return [(c.name, c.keywords, c.positional) for c in calls]
+    return [(c.name, c.keywords, c.positional, c.repairs) for c in calls]
 
 
 def fast_answer(source: str, one_per_line: bool) -> Any:
     calls = read_simple_calls(source, one_per_line)
-    return None if calls is None else [(c.name, c.keywords, c.positional) for c in calls]
+    return None if calls is None else [(c.name, c.keywords, c.positional, c.repairs) for c in calls]
 
 
 def same_values(a: Any, b: Any) -> bool:
@@ -39,7 +39,7 @@ def same_values(a: Any, b: Any) -> bool:
 
 
 PIECES = [
-    "f", "get_weather", "a.b", "True", "False", "None", "true", "null", "if", "class", "__debug__", "match", "ﬁ", "é",
+    "f", "get_weather", "a.b", "print", "print(", "True", "False", "None", "true", "null", "if", "class", "__debug__", "match", "ﬁ", "é",
     "0", "007", "1_0", "1j", "0x1F", "1.", ".5", "1e5", "-", "+", "1.2.3", "12",
     '"x"', "'y'", 'r"x"', 'b"x"', 'f"{x}"', '"a\\n"', '"\\x00"', '"""t"""', '"a" "b"', "'it''s'",
     "(", ")", "[", "]", "{", "}", ",", "=", "==", ":", ".", ";", " ", "  ", "\t", "\n", "\n  ", "#c", "\\\n", "*", "**",

@@ -38,7 +38,7 @@ PIECES = sorted(
         '"name": "f"', '"arguments": {}', "f(", "get_weather(city='x')", "a.b(", "]", ")", "}", "{}", "[]",
         "</tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>", "<name>f</name>",
         "<arguments>{}</arguments>", "<arg_key>a</arg_key>", "<arg_value>1</arg_value>", "get_weather\n",
-        "```json\n", "\n```", "<think>", "</think>", "é", "K",
+        "```json\n", "\n```", "```python\n", "print(", "default_api.", "<think>", "</think>", "é", "K",
     }
 )
 
@@ -78,10 +78,15 @@ def _outcome(result) -> tuple:
     return calls, diagnostics, result.spans, result.thinking
 
 
+#: with tools offered, families add triggers for them (a code fence, ``<get_weather>``)
+TOOL_SCANNER = TriggerScanner(ALL_FAMILIES, CONTEXTS[1], anchored=False)
+
+
 def _same_scan(text: str, ctx: ParseContext) -> None:
+    scanner = TOOL_SCANNER if ctx.has_tools else SCANNER
     for reasoning in (False, True):
-        filtered = scan_text(text, SCANNER, ctx, reasoning=reasoning)
-        literal = scan_text(text, SCANNER, ctx, reasoning=reasoning, literal=True)
+        filtered = scan_text(text, scanner, ctx, reasoning=reasoning)
+        literal = scan_text(text, scanner, ctx, reasoning=reasoning, literal=True)
         assert _outcome(filtered) == _outcome(literal), (text, reasoning)
 
 
@@ -116,8 +121,9 @@ def test_filtered_scan_keeps_every_rendered_call(family: str) -> None:
 
 def test_heads_are_valid_regexes_for_own_triggers() -> None:
     for family in ALL_FAMILIES:
+        owned = (*family.triggers, *family.tool_triggers(CONTEXTS[1]))
         for trigger, head in family.trigger_heads.items():
-            assert trigger in family.triggers, f"{family.name}: head for a trigger it does not own: {trigger!r}"
+            assert trigger in owned, f"{family.name}: head for a trigger it does not own: {trigger!r}"
             re.compile(head)
 
 

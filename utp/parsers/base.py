@@ -113,6 +113,21 @@ class CallFamily(ABC):
         """
         return ()
 
+    def trigger_head(self, trigger: str) -> str | None:
+        """The scan lookahead for ``trigger`` (see ``trigger_heads``); a family whose triggers come from the tools builds it."""
+        return self.trigger_heads.get(trigger)
+
+    def tool_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
+        """Triggers that exist only when tools are offered, and may stand anywhere.
+
+        Cline-style ``<read_file>`` for an offered ``read_file``, or a Python
+        code fence that may hold calls of offered tools: without the tools
+        such text is markup or code, so the trigger is not watched for at all
+        (and a stream does not hold it back). One-shot parsing and streams
+        search for these like ``triggers``. Most families have none.
+        """
+        return ()
+
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Streaming: is a ``None`` from ``extract`` at ``pos`` final, whatever text follows?
 

@@ -18,7 +18,7 @@ from utp.types import Diagnostic, DiagnosticKind, ToolCall
 #: keys that hold the tool name, in the order they are trusted
 NAME_KEYS = ("name", "tool_name", "function_name", "tool", "function", "recipient_name")
 #: keys that hold the arguments
-ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "params", "kwargs", "argument")
+ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "params", "kwargs", "argument", "tool_args", "tool_arguments", "function_args", "function_arguments")
 #: keys that may sit next to name/arguments without making the object something else
 _META_KEYS = {"id", "type", "index", "call_id", "tool_call_id"}
 #: keys of an object that carries a list of calls: xLAM v1's ``{"thought": ..., "tool_calls": [...]}``,
@@ -26,8 +26,14 @@ _META_KEYS = {"id", "type", "index", "call_id", "tool_call_id"}
 CALL_LIST_KEYS = ("tool_calls", "function_calls")
 #: what may sit beside that list without making the object something else
 _CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "role", "type", "id"}
+#: LangChain's JSON agent blob ``{"action": NAME, "action_input": ARGS}`` (its JSON chat and
+#: structured chat agents): a call only when both keys are there, as that parser requires
+AGENT_ACTION_KEY, AGENT_INPUT_KEY = "action", "action_input"
+_AGENT_KEYS = {AGENT_ACTION_KEY, AGENT_INPUT_KEY}
+#: the pseudo-action LangChain agents use for "no call, here is the answer" (compared without case or spacing)
+AGENT_FINAL_ANSWER = "finalanswer"
 _NAME_KEY_SET = set(NAME_KEYS)
-_ARG_KEY_SET = set(ARG_KEYS)
+_ARG_KEY_SET = set(ARG_KEYS) | {AGENT_INPUT_KEY}
 
 
 def _norm_key(key: Any) -> str:
@@ -49,10 +55,12 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
 
     Accepted: ``{"name", "arguments"|"parameters"|...}``, the OpenAI item
     ``{"type": "function", "function": {...}}``, ``{"function": {"name", ...}}``,
-    ``{"function": "NAME", "arguments": ...}`` and ``{"tool": ..., "args": ...}``.
-    Extra keys besides ids and types make it something else (an answer that
-    happens to have a ``name``). ``require_arguments`` refuses a bare
-    ``{"name": ...}`` where an argument key is needed to be sure.
+    ``{"function": "NAME", "arguments": ...}``, ``{"tool": ..., "args": ...}`` and
+    LangChain's agent blob ``{"action": NAME, "action_input": ...}`` (whose
+    ``"Final Answer"`` action is an answer, not a call). Extra keys besides ids
+    and types make it something else (an answer that happens to have a
+    ``name``). ``require_arguments`` refuses a bare ``{"name": ...}`` where an
+    argument key is needed to be sure.
     """
     if type(obj) is not dict or not obj:
         return None
@@ -71,6 +79,8 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
     inner_key = keys.get("function")
     if inner_key is not None and type(obj[inner_key]) is dict and len(keys.keys() - _META_KEYS) == 1:
         return split_call_object(obj[inner_key], require_arguments)
+    if AGENT_INPUT_KEY in keys and keys.keys() - _META_KEYS == _AGENT_KEYS:
+        return _agent_action(obj[keys[AGENT_ACTION_KEY]], obj[keys[AGENT_INPUT_KEY]])
     if is_tool_definition(obj):
         return None
     name_key = next((keys[k] for k in NAME_KEYS if k in keys and type(obj[keys[k]]) is str), None)
@@ -83,6 +93,13 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
     if arg_key is None:
         return None if require_arguments else _checked_name(obj[name_key], {})
     return _checked_name(obj[name_key], obj[arg_key])
+
+
+def _agent_action(action: Any, action_input: Any) -> tuple[str, Any] | None:
+    """A LangChain agent blob's call; None for its ``Final Answer`` (the agent is done) or a non-string action."""
+    if type(action) is not str or "".join(action.split()).lower() == AGENT_FINAL_ANSWER:
+        return None
+    return _checked_name(action, action_input)
 
 
 def _checked_name(name: str, arguments: Any) -> tuple[str, Any] | None:

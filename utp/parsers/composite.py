@@ -51,10 +51,10 @@ class TriggerScanner:
     of it, by descending priority (longer trigger first on ties).
     """
 
-    def __init__(self, families: Sequence[CallFamily], ctx: ParseContext | None = None) -> None:
+    def __init__(self, families: Sequence[CallFamily], ctx: ParseContext | None = None, anchored: bool = True) -> None:
         owners: dict[str, list[CallFamily]] = {}
         for family in families:
-            for trigger in (*family.triggers, *(family.context_triggers(ctx) if ctx is not None else ())):
+            for trigger in (*family.triggers, *_tool_triggers(family, ctx, anchored)):
                 if trigger and family not in owners.get(trigger, ()):
                     owners.setdefault(trigger, []).append(family)
         self.triggers = sorted(owners, key=len, reverse=True)
@@ -102,9 +102,16 @@ class TriggerScanner:
         return self.pattern.search(text, pos) if self.pattern is not None else None
 
 
+def _tool_triggers(family: CallFamily, ctx: ParseContext | None, anchored: bool) -> tuple[str, ...]:
+    """The triggers ``family`` adds for ``ctx``'s tools: those found anywhere, and the anchored ones if asked."""
+    if ctx is None:
+        return ()
+    return (*family.tool_triggers(ctx), *(family.context_triggers(ctx) if anchored else ()))
+
+
 def _guard(trigger: str, owners: Sequence[CallFamily]) -> str:
     """The lookahead after ``trigger`` from its owners' heads ("" when any owner has none)."""
-    heads = [family.trigger_heads.get(trigger) for family in owners]
+    heads = [family.trigger_head(trigger) for family in owners]
     if not heads or any(head is None for head in heads):
         return ""
     return f"(?=(?:{'|'.join(dict.fromkeys(heads))}))"
@@ -139,24 +146,27 @@ def trie_pattern(guards: dict[str, str]) -> re.Pattern[str] | None:
     return re.compile(emit(root))
 
 
-_SCANNERS: dict[tuple[tuple[str, ...], tuple[str, ...]], TriggerScanner] = {}
+_SCANNERS: dict[tuple[tuple[str, ...], tuple[str, ...], bool], TriggerScanner] = {}
 #: scanners kept for distinct (family set, offered-tool triggers) pairs; the oldest goes first
 MAX_SCANNERS = 64
 
 
-def scanner_for(families: Sequence[CallFamily], ctx: ParseContext | None = None) -> TriggerScanner:
+def scanner_for(families: Sequence[CallFamily], ctx: ParseContext | None = None, anchored: bool = False) -> TriggerScanner:
     """The cached scanner for this family set and the triggers the offered tools add.
 
-    Families are registry singletons; most add no trigger for the tools, so one
-    scanner serves every tool list.
+    ``anchored`` adds the triggers only an answer's start can be
+    (:meth:`CallFamily.context_triggers`): a stream watches for those, one-shot
+    parsing tries them once. Families are registry singletons, and the triggers
+    they add are a function of the tool names, so one scanner serves every tool
+    list with the same names (and one every list when no family adds any).
     """
-    extra = tuple(sorted({t for f in families for t in f.context_triggers(ctx)})) if ctx is not None else ()
-    key = (tuple(f.name for f in families), extra)
+    extra = tuple(sorted({t for f in families for t in _tool_triggers(f, ctx, anchored)}))
+    key = (tuple(f.name for f in families), extra, anchored)
     scanner = _SCANNERS.get(key)
     if scanner is None:
         if len(_SCANNERS) >= MAX_SCANNERS:
             _SCANNERS.pop(next(iter(_SCANNERS)))
-        scanner = _SCANNERS[key] = TriggerScanner(families, ctx if extra else None)
+        scanner = _SCANNERS[key] = TriggerScanner(families, ctx if extra else None, anchored)
     return scanner
 
 
@@ -324,7 +334,7 @@ class CompositeParser:
     def __init__(self, families: Sequence[CallFamily], ctx: ParseContext | None = None) -> None:
         self.families = list(families)
         self.ctx = ctx if ctx is not None else ParseContext()
-        self.scanner = scanner_for(self.families)
+        self.scanner = scanner_for(self.families, self.ctx)
         #: the offered tools' triggers, tried only at the answer's start (see ``scan_text``)
         self.anchored = anchored_candidates(self.families, self.ctx)
         self._stream_scanner: TriggerScanner | None = None
@@ -333,7 +343,7 @@ class CompositeParser:
     def stream_scanner(self) -> TriggerScanner:
         """The scanner a stream watches with: the families' triggers plus the offered tools'."""
         if self._stream_scanner is None:
-            self._stream_scanner = scanner_for(self.families, self.ctx) if self.anchored else self.scanner
+            self._stream_scanner = scanner_for(self.families, self.ctx, anchored=True) if self.anchored else self.scanner
         return self._stream_scanner
 
     def can_parse(self, response: Any) -> bool:

@@ -28,6 +28,8 @@ class RawCall:
     name: str
     keywords: dict[str, Any] = field(default_factory=dict)
     positional: list[Any] = field(default_factory=list)
+    #: what was read past to get here (a ``print(...)`` around the call)
+    repairs: list[str] = field(default_factory=list)
 
 
 _CONSTANTS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
@@ -43,8 +45,10 @@ _ARGUMENT = rf"(?P<key>{_IDENT})\s*=\s*(?P<value>{_VALUE})"
 _ARGUMENTS = rf"(?:{_ARGUMENT}(?:\s*,\s*{_ARGUMENT})*\s*,?)?".replace("?P<key>", "?:").replace("?P<value>", "?:")
 _CALL = rf"(?P<name>{_NAME})[ \t]*\(\s*(?P<args>{_ARGUMENTS})\s*\)"
 _BARE_CALL = _CALL.replace("?P<name>", "?:").replace("?P<args>", "?:")
-_LIST = rf"\[\s*(?:{_BARE_CALL}(?:\s*,\s*{_BARE_CALL})*\s*,?\s*)?\]"
-_STATEMENT = rf"(?:{_LIST}|{_BARE_CALL})"
+#: a call inside ``print(...)`` (Gemma's tool_code convention): read as the call, and said so
+_PRINTED_CALL = rf"(?:print[ \t]*\(\s*{_BARE_CALL}\s*\)|{_BARE_CALL})"
+_LIST = rf"\[\s*(?:{_PRINTED_CALL}(?:\s*,\s*{_PRINTED_CALL})*\s*,?\s*)?\]"
+_STATEMENT = rf"(?:{_LIST}|{_PRINTED_CALL})"
 
 #: one expression (``ast`` "eval" mode): a call or a list of calls
 _EXPRESSION = re.compile(_STATEMENT)
@@ -53,6 +57,9 @@ _STATEMENTS = re.compile(rf"{_STATEMENT}(?:[ \t]*(?:;[ \t]*|\n(?:[ \t]*\n)*){_ST
 _CALLS = re.compile(_CALL)
 _ARGUMENT_ITEMS = re.compile(_ARGUMENT)
 _ZERO_PADDED = re.compile(r"[-+]?[ \t]*0+[0-9]")
+_PRINT_BEFORE = re.compile(r"print[ \t]*\(\s*\Z")
+#: what the ``ast`` reader records for a call it took out of ``print(...)``
+PRINT_REMOVED = "print(...) around the call removed"
 
 
 def _value(text: str) -> Any:
@@ -83,6 +90,8 @@ def read_simple_calls(source: str, one_per_line: bool = False) -> list[RawCall] 
         if any(keyword.iskeyword(part) for part in name.split(".")):
             return None
         call = RawCall(name)
+        if _PRINT_BEFORE.search(source, max(0, found.start() - 64), found.start()):
+            call.repairs.append(PRINT_REMOVED)
         for argument in _ARGUMENT_ITEMS.finditer(source, found.start("args"), found.end("args")):
             key, value = argument.group("key"), argument.group("value")
             if keyword.iskeyword(key) or key == "__debug__" or key in call.keywords or _ZERO_PADDED.match(value):

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from utp.parsers.pycalls import RawCall, read_simple_calls
+from utp.parsers.pycalls import PRINT_REMOVED, RawCall, read_simple_calls
 from utp.types import json_type_name
 
 #: names a model may write for JSON constants in Python-style calls
@@ -183,7 +183,27 @@ def dotted_name(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
+#: functions a call may be wrapped in to show its result: Gemma's ```` ```tool_code ```` prompt
+#: (and Gemini's) has the model write ``print(default_api.get_weather(city="Paris"))``
+ECHO_WRAPPERS = frozenset({"print"})  # pycalls reads the same wrapper on its fast path
+
+
+def _unwrapped(node: ast.AST) -> tuple[ast.AST, str | None]:
+    """The call inside ``print(call)``, and the repair saying so; any other node as it is."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ECHO_WRAPPERS
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Call)
+    ):
+        return node.args[0], PRINT_REMOVED
+    return node, None
+
+
 def _call_from_node(node: ast.AST) -> RawCall:
+    node, unwrapped = _unwrapped(node)
     if not isinstance(node, ast.Call):
         raise LiteralError(f"expected a call like name(key=value), found {type(node).__name__}")
     call = RawCall(dotted_name(node.func))
@@ -195,6 +215,8 @@ def _call_from_node(node: ast.AST) -> RawCall:
         if keyword.arg is None:
             raise LiteralError(f"'**' unpacking in call to {call.name!r}")
         call.keywords[keyword.arg] = literal_value(keyword.value)
+    if unwrapped:
+        call.repairs.append(unwrapped)
     return call
 
 
@@ -268,13 +290,14 @@ def _call_nodes(tree: ast.AST) -> list[ast.Call] | None:
             items.extend(value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value])
     calls: list[ast.Call] = []
     for item in items:
-        if not isinstance(item, ast.Call):
+        inner = _unwrapped(item)[0]
+        if not isinstance(inner, ast.Call):
             return None
         try:
-            dotted_name(item.func)
+            dotted_name(inner.func)
         except LiteralError:
             return None
-        calls.append(item)
+        calls.append(item)  # type: ignore[arg-type]  # a print(...) wrapper is undone when it is read
     return calls
 
 
@@ -312,7 +335,7 @@ def salvage_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawC
         except (LiteralError, RecursionError) as exc:
             reason = str(exc) if isinstance(exc, LiteralError) else "call nested too deeply"
             segment = ast.get_source_segment(stripped, node) or ""
-            failures.append(CallFailure(dotted_name(node.func), segment, reason, isinstance(exc, UnrepresentableLiteral)))
+            failures.append(CallFailure(dotted_name(_unwrapped(node)[0].func), segment, reason, isinstance(exc, UnrepresentableLiteral)))
     if not calls or not failures:
         return None
     return calls, repairs, failures

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import TAGGED_JSON_HEAD, extract_tagged_json
+from utp.parsers.textscan import find_forward
 from utp.types import ToolCall
 
 START = "<|START_ACTION|>"
@@ -24,6 +25,8 @@ ACTION = "Action:"
 _FENCE_TAIL = r"[ \t]*+\n?[ \t]*+```(?:json)?+[ \t]*+\n"
 _ACTION_FENCE = re.compile("Action:" + _FENCE_TAIL)
 NO_CALL = "directly_answer"
+#: what may still grow into ``_FENCE_TAIL`` (streaming: the fence is still arriving)
+_FENCE_TAIL_ARRIVING = re.compile(r"[ \t]*(?:\n[ \t]*)?(?:`(?:`(?:`(?:j(?:s(?:o(?:n)?)?)?)?[ \t]*)?)?)?\Z")
 
 
 @register_family
@@ -47,6 +50,19 @@ class CommandRFamily(CallFamily):
         if found is not None:
             found.calls = [c for c in found.calls if c.name != NO_CALL]
         return found
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        """``Action:`` is decided once the text after it cannot become the fence, or the fence closed.
+
+        (ReAct's ``Action: NAME`` shares the trigger: without this a stream would
+        hold every ReAct step back until the end.)
+        """
+        if trigger == START:
+            return False
+        fence = _ACTION_FENCE.match(text, pos)
+        if fence is None:
+            return _FENCE_TAIL_ARRIVING.match(text, pos + len(ACTION)) is None
+        return find_forward(text, "```", fence.end()) >= 0
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         body = json.dumps([{"tool_name": c.name, "parameters": c.arguments} for c in calls], ensure_ascii=False)

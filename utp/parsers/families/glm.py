@@ -30,9 +30,12 @@ VALUE, VALUE_END = "<arg_value>", "</arg_value>"
 
 
 def name_pattern(lead: str, key: str, close: str) -> re.Pattern[str]:
-    """The bare name after ``lead`` space: no tag, brace or quote, at most 256 characters on one line."""
+    """The bare name after ``lead`` space: no tag, bracket, parenthesis or quote, at most 256 characters on one line.
+
+    (A parenthesis makes it a Python-style call, ``get_weather('Paris')``, which hermes reads.)
+    """
     return re.compile(
-        rf"{lead}([^\s<>{{}}\[\]\"'][^\n<>{{}}\[\]\"]{{0,255}}?)\s*(?={re.escape(key)}|{re.escape(close)})"
+        rf"{lead}([^\s<>{{}}\[\]()\"'][^\n<>{{}}\[\]()\"]{{0,255}}?)\s*(?={re.escape(key)}|{re.escape(close)})"
     )
 
 

@@ -3,7 +3,7 @@
 The format NousResearch's Hermes models, Qwen 2.5/3 and many fine-tunes are
 trained on, plus the tag names models drift to when a prompt shows them
 (``<tools>`` — the SDD's P0 Qwen modelfile case —, ``<function_call>``,
-``<tool_use>``, ``<tool>``, ``<functioncall>``), and the same shape under
+``<tool_use>``, ``<tool>``, ``<functioncall>``, Nemotron-Mini's ``<toolcall>``), and the same shape under
 vendor tag names: Meituan LongCat-Flash's ``<longcat_tool_call>`` and
 rednote dots.llm1's ``<dots_function_call>`` (vLLM's longcat and dots
 parsers; an ``<invoke name=...>`` body inside the dots tag is the
@@ -35,15 +35,18 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import build_call, calls_from_value, unparseable
-from utp.parsers.familykit import closer_bound
+from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
+from utp.parsers.familykit import closer_bound, unreadable
+from utp.parsers.pyliteral import LiteralError
 from utp.parsers.jsonrepair import decode_json_at, loads_lenient
+from utp.parsers.pyliteral import json_or_text
 from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _DECODER = json.JSONDecoder()
 
 #: tags whose body is certainly meant as a call: unreadable JSON there is reported
-_STRONG = ("tool_call", "function_call", "tool_use", "functioncall", "longcat_tool_call", "dots_function_call")
+_STRONG = ("tool_call", "function_call", "tool_use", "functioncall", "toolcall", "longcat_tool_call", "dots_function_call")
 #: tags models also use for other things (prompt echo, answers): unreadable means "not a call"
 _WEAK = ("tools", "tool", "response")
 _TAGS = _STRONG + _WEAK
@@ -78,7 +81,10 @@ def _body_head(tag: str) -> str:
         json_head += rf"(?:[^<]*?{_NAME_WORD}|[^<]*+<(?!{tag}>))"
     else:
         json_head += "|```"  # a fenced block inside a call tag
-    return rf"\s*(?:{json_head}|[A-Za-z_]|<(?:name|tool_name|function)>)"
+    # an element naming the tool is followed by a parameter element, its closer or the end (not by
+    # the tag again: a flood of "<tool_call><a>" is decided here, not in Python)
+    named = rf"<(?!{tag}>)[A-Za-z_][\w.\-]{{0,100}}+>\s*+(?:<(?!{tag}>)|\Z)"
+    return rf"\s*(?:{json_head}|[A-Za-z_]|<(?:name|tool_name|function)>|{named})"
 
 
 @register_family
@@ -107,10 +113,13 @@ class HermesFamily(CallFamily):
         if cursor < limit and text[cursor] in "{[":
             return self._json_body(text, pos, cursor, limit, close, closer, strong, trigger)
         if cursor < limit and text[cursor] == "<":
-            return self._element_body(text, pos, cursor, limit, close, closer, strong)
+            found = self._element_body(text, pos, cursor, limit, close, closer, strong)
+            return found if found is not None else self._named_element(text, pos, cursor, trigger, closer, strong, ctx)
         line = _NAME_LINE.match(text, body_start, limit)
         if line is not None:
             return self._name_then_json(text, pos, line, limit, close, closer)
+        if _PYTHON_CALL_HEAD.match(text, cursor) is not None:
+            return self._python_body(text, pos, cursor, close, trigger, closer, strong, ctx)
         return None
 
     # -- bodies
@@ -257,6 +266,76 @@ class HermesFamily(CallFamily):
         # read up to the first closer, so once that has arrived nothing later changes the call
         return Extraction(end, [call], diagnostics, final=close >= 0)
 
+    def _python_body(self, text: str, pos: int, cursor: int, close: int, opener: str, closer: str, strong: bool, ctx: ParseContext) -> Extraction | None:
+        """``<tool_call>get_weather(city="Paris")</tool_call>``: a Python-style call in the tag.
+
+        Small models tuned on pythonic data keep the Hermes tags around their
+        habit (so do several published fine-tuning formats). The call is read
+        as the pythonic family reads one: literals only, nothing evaluated,
+        positional arguments mapped by the tool's schema. Under a weak tag it
+        must name an offered tool.
+        """
+        head = _PYTHON_CALL_HEAD.match(text, cursor)
+        assert head is not None
+        name = head.group(1)
+        if not strong and not names_offered_tool(name, ctx):
+            return None
+        call_end = bracket_end(text, head.end() - 1, MAX_SPAN)
+        if call_end < 0:  # the parenthesis never closes (before the span limit)
+            end = close + len(closer) if close >= 0 else len(text)
+            kind = DiagnosticKind.TRUNCATED if close < 0 and call_end == -1 else DiagnosticKind.UNPARSEABLE
+            return unreadable(self.name, text, pos, end, f"call to {name!r} is not closed", kind=kind)
+        after = _skip_ws(text, call_end, len(text))
+        if text.startswith(closer, after):
+            end, final, pending = after + len(closer), True, ""
+        elif close >= 0 and text.find(opener, call_end, close) < 0:
+            end, final, pending = close + len(closer), True, ""  # stray text before the closer belongs to the block
+        else:
+            end, final, pending = call_end, False, closer
+        try:
+            raws, repairs, failures = read_calls(text[cursor:call_end])
+        except LiteralError as exc:
+            return unreadable(self.name, text, pos, end, str(exc)) if strong else None
+        calls, diagnostics = build_python_calls(self.name, raws, repairs, text[pos:end], pos, ctx)
+        for failure in failures:
+            diagnostics.append(unparseable(self.name, f"call to {failure.name!r} not read (not run): {failure.reason}", failure.source, pos))
+        return Extraction(end, calls, diagnostics, final=final, closer=pending)
+
+    def _named_element(self, text: str, pos: int, cursor: int, opener: str, closer: str, strong: bool, ctx: ParseContext) -> Extraction | None:
+        """``<tool_call><get_weather><city>Paris</city></get_weather></tool_call>``: the tool named by an element.
+
+        What models write after seeing Cline-style XML tools in a Hermes
+        template: the element is the tool, its children the arguments. Under
+        a weak tag the element must name an offered tool. The element's
+        closing tag is looked for only up to where the opener comes again,
+        so a flood of openers costs linear time.
+        """
+        element = _OPEN_ELEMENT.match(text, cursor)
+        if element is None or _PARAMETERS_NEXT.match(text, element.end()) is None:
+            return None
+        name = element.group(1)
+        if opener == f"<{name}>" or (not strong and ctx.tool(name) is None):
+            return None
+        reopened = find_forward(text, opener, element.end())
+        bound = len(text) if reopened < 0 else reopened
+        element_close = text.find(f"</{name}>", element.end(), bound)
+        if element_close < 0:
+            if not strong or reopened >= 0:
+                return None
+            reason = f"{self.name}: output ended inside <{name}>"
+            return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, reason, text[pos : pos + 300], self.name, pos)])
+        arguments = child_elements(text[element.end() : element_close])
+        if arguments is None:
+            return None  # prose or markup inside the element: not arguments
+        element_end = element_close + len(name) + 3
+        call, diagnostics = build_call(name, arguments, self.name, text[pos:element_end])
+        if call is None:
+            return Extraction(element_end, [], diagnostics)
+        after = _skip_ws(text, element_end, len(text))
+        if text.startswith(closer, after):
+            return Extraction(after + len(closer), [call], diagnostics, final=True)
+        return Extraction(element_end, [call], diagnostics, closer=closer)
+
     # -- streaming and rendering
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
@@ -266,9 +345,11 @@ class HermesFamily(CallFamily):
         body = _skip_ws(text, pos + len(trigger), len(text))
         if body >= len(text) or text[body] in "{[<":
             return False
+        if _PYTHON_CALL_HEAD.match(text, body) is not None:
+            return False  # a Python-style call: decided by the closer (or the end)
         line_end = text.find("\n", body, body + 122)
         if line_end < 0:
-            return not re.match(r"[A-Za-z_][\w.\-]*$", text[body : body + 121])
+            return not re.match(r"[A-Za-z_][\w.\-]*[ \t]*$", text[body : body + 121])
         return _NAME_LINE.match(text, pos + len(trigger)) is None and len(text) > line_end + 1
 
     def render(self, calls: Sequence[ToolCall]) -> str:
@@ -309,6 +390,36 @@ def _skip_ws(text: str, pos: int, limit: int) -> int:
     while pos < limit and text[pos].isspace():
         pos += 1
     return pos
+
+
+#: a Python-style call opening a tag's body: ``get_weather(``
+_PYTHON_CALL_HEAD = re.compile(r"([A-Za-z_][\w.]{0,256})[ \t]*\(")
+#: after the element naming the tool: a parameter element, the element's closer, or the end
+_PARAMETERS_NEXT = re.compile(r"\s*+(?:<|\Z)")
+_CHILD_OPEN = re.compile(r"\s*<([A-Za-z_][\w.\-]{0,100})>")
+
+
+def child_elements(inner: str, decode: bool = True) -> dict[str, Any] | None:
+    """``<city>Tokyo</city> <days>3</days>`` → ``{"city": "Tokyo", "days": 3}``; None unless only elements.
+
+    Values are raw text (stripped), decoded when they are JSON (``3``,
+    ``true``, ``[1]``) unless ``decode`` is off (the caller types them).
+    Each element is closed by the first closing tag of its name (a value may
+    hold other markup); text between elements makes the whole not arguments.
+    """
+    out: dict[str, Any] = {}
+    at = 0
+    while True:
+        opening = _CHILD_OPEN.match(inner, at)
+        if opening is None:
+            return out if not inner[at:].strip() else None
+        key = opening.group(1)
+        close = inner.find(f"</{key}>", opening.end())
+        if close < 0 or key in out:
+            return None
+        raw = inner[opening.end() : close].strip()
+        out[key] = json_or_text(raw) if decode else raw
+        at = close + len(key) + 3
 
 
 def _elements_to_dict(inner: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import CALL_LIST_KEYS, NAME_KEYS, calls_from_value, skip_ws, unparseable
+from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, NAME_KEYS, calls_from_value, skip_ws, unparseable
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value
 from utp.parsers.names import resolve_name
 from utp.parsers.reasoning import REASONING_TAGS
@@ -33,15 +33,20 @@ from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _OBJECT_START = re.compile(r"\{\s*\\?[\"']?([A-Za-z_][\w\-]*)")
 _LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
-_NAME_VALUE = re.compile(r"[\"']?(?:name|tool_name|function_name|tool|function)[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
+_NAME_VALUE = re.compile(r"[\"']?(?:name|tool_name|function_name|tool|function|action)[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
 #: keys a call object (or a ``tool_calls`` wrapper: xLAM v1 puts its "thought" first) may open with
 _CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | {"arguments", "parameters", "args", "input", "type", "id", "thought", "role"}
+#: LangChain's agent blob opens with one of these: only quoted (``{Action: ...`` is ReAct prose)
+_QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY})
 #: ``_OBJECT_START`` with a call key, as a lookahead; the cheap character checks come first
 #: because a flood of ``{`` must fail each position in a few regex steps
 _KEY_HEAD = (
-    r"(?=[\s\\\"'A-Za-z_])(?=\s*+\\?+[\"']?+[A-Za-z_])\s*\\?[\"']?(?i:"
+    r"(?:(?=[\s\\\"'A-Za-z_])(?=\s*+\\?+[\"']?+[A-Za-z_])\s*\\?[\"']?(?i:"
     + "|".join(sorted(_CALL_KEYS, key=len, reverse=True))
     + r")(?![\w\-])"
+    + r"|\s*+\\?+[\"'](?i:"
+    + "|".join(sorted(_QUOTED_ONLY_KEYS, key=len, reverse=True))
+    + r")[\"'])"
 )
 _LOOKBACK = 240
 #: a lead-in is prose: a line holding these is JSON (``"function": {`` inside an object), not a sentence
@@ -81,7 +86,7 @@ class JsonFamily(CallFamily):
         if found is None:
             return None
         calls, diagnostics = found
-        end = self._more_calls(text, end, calls, diagnostics, ctx)
+        end = _past_orphan_closer(text, self._more_calls(text, end, calls, diagnostics, ctx))
         if placement == "after_lead_in" and text[end:].strip():
             return None  # JSON in the middle of an explanation, not the response's call
         if placement == "own_line" and not _ends_line(text, end):
@@ -96,7 +101,7 @@ class JsonFamily(CallFamily):
 
     def _placement(self, text: str, pos: int, ctx: ParseContext) -> str | None:
         shape = (_OBJECT_START if text[pos] == "{" else _LIST_START).match(text, pos)
-        if shape is None or shape.group(1).lower() not in _CALL_KEYS:
+        if shape is None or not _call_key(text, shape):
             return None
         before = text[max(0, pos - _LOOKBACK) : pos]
         if pos == 0 or (pos <= _LOOKBACK and before.isspace()) or _after_reasoning(before):
@@ -156,7 +161,7 @@ class JsonFamily(CallFamily):
             return _GROWABLE[text[pos]].fullmatch(text, pos + 1) is None
         if shape.end() >= len(text):
             return False
-        if shape.group(1).lower() not in _CALL_KEYS:
+        if not _call_key(text, shape):
             return True
         before = text[max(0, pos - _LOOKBACK) : pos]
         line_start = before.rfind("\n")
@@ -173,6 +178,32 @@ class JsonFamily(CallFamily):
     def render(self, calls: Sequence[ToolCall]) -> str:
         items = [{"name": c.name, "arguments": c.arguments} for c in calls]
         return json.dumps(items[0] if len(items) == 1 else items, ensure_ascii=False)
+
+
+#: closing tags a model writes after a bare call it never opened (``{...}</tool_call>``, seen from
+#: Hermes 4 and Qwen when the template's opening token was swallowed): part of the call's markup
+_ORPHAN_CLOSERS = ("</tool_call>", "</tool_calls>", "</function_call>", "</function_calls>", "</tool_use>", "</toolcall>")
+_ORPHAN_CLOSER = re.compile("|".join(re.escape(c) for c in _ORPHAN_CLOSERS))
+_ORPHAN_PREFIXES = frozenset(c[:k] for c in _ORPHAN_CLOSERS for k in range(1, len(c)))
+
+
+def _past_orphan_closer(text: str, end: int) -> int:
+    """``end``, or past a closing tag (after blanks) that closes nothing; the text's end while one may be arriving."""
+    after = skip_ws(text, end)
+    closer = _ORPHAN_CLOSER.match(text, after)
+    if closer is not None:
+        return closer.end()
+    if text[after:] in _ORPHAN_PREFIXES:
+        return len(text)  # streaming: "</tool" may be the start of one
+    return end
+
+
+def _call_key(text: str, shape: re.Match[str]) -> bool:
+    """The object's first key is one a call opens with (an agent blob's only when quoted)."""
+    key = shape.group(1).lower()
+    if key in _QUOTED_ONLY_KEYS:
+        return text[shape.start(1) - 1] in "\"'" and text[shape.end(1) : shape.end(1) + 1] in ("\"", "'")
+    return key in _CALL_KEYS
 
 
 def _after_reasoning(before: str) -> bool:

@@ -57,6 +57,15 @@ _FENCE_HEAD = r"[ \t]*\r?\n\s*(?:[A-Za-z_]|\[\s*[A-Za-z_])"
 _FENCE_HEAD_RE = re.compile(_FENCE_HEAD)
 #: what may still grow into ``_FENCE_HEAD`` (streaming: wait for more text)
 _FENCE_HEAD_PARTIAL = re.compile(r"[ \t]*(?:\r?\n?\s*(?:\[\s*)?)?")
+#: a code fence, which may hold calls of offered tools when its label is Python's or missing
+CODE_FENCE = "```"
+#: its opening line (a Python label or none), then a call, ``print(call)`` or a call list
+_CODE_FENCE_HEAD = r"[ \t]*+(?:[Pp]ython3?+|py)?+[ \t]*+\r?\n\s*+(?:print\s*+\(\s*+)?+(?:\[\s*+)?+[A-Za-z_]"
+_CODE_FENCE_OPENING = re.compile(r"```[ \t]*(?:[Pp]ython3?|py)?[ \t]*\r?\n")
+#: what may still grow into that opening line (streaming: wait for more text)
+_CODE_FENCE_PARTIAL = re.compile(r"```[ \t]*(?:[Pp](?:y(?:t(?:h(?:o(?:n3?)?)?)?)?)?)?[ \t]*\r?")
+#: the first call's name in a code fence's body (each name is checked once the body is read)
+_CODE_FIRST_CALL = re.compile(r"\s*(?:print\s*\(\s*)?(?:\[\s*)?([A-Za-z_][\w.]{0,256})\s*\(")
 #: a call list longer than this is not parsed (ast on megabytes of brackets is slow and pointless)
 MAX_SPAN = 256 * 1024
 #: how many leading characters may precede a bare list that opens the response
@@ -129,6 +138,16 @@ def names_offered_tool(name: str, ctx: ParseContext) -> bool:
     return ctx.tool(name) is not None or resolve_name(name, ctx).known
 
 
+def offered_tool(name: str, ctx: ParseContext) -> Tool | None:
+    """The offered tool ``name`` means, as the composite will resolve it (``default_api.f`` is ``f``)."""
+    tool = ctx.tool(name)
+    if tool is None and ctx.has_tools:
+        match = resolve_name(name, ctx)
+        if match.known:
+            tool = ctx.tool(match.name)
+    return tool
+
+
 def build_python_calls(
     family: str, raws: list[RawCall], repairs: list[str], raw_text: str, pos: int, ctx: ParseContext
 ) -> tuple[list[ToolCall], list[Diagnostic]]:
@@ -136,17 +155,25 @@ def build_python_calls(
     diagnostics: list[Diagnostic] = []
     calls = []
     for raw in raws:
-        call_repairs = list(repairs)
-        arguments = arguments_of(raw, ctx.tool(raw.name), call_repairs)
+        call_repairs = [*repairs, *raw.repairs]
+        arguments = arguments_of(raw, offered_tool(raw.name, ctx), call_repairs)
         calls.append(make_call(family, raw.name, arguments, raw_text, pos, call_repairs, diagnostics))
     return calls, diagnostics
 
 
 def arguments_of(raw: RawCall, tool: Tool | None, repairs: list[str]) -> dict[str, Any]:
-    """Keyword arguments, plus positional ones mapped onto the tool's parameter order."""
+    """Keyword arguments, plus positional ones mapped onto the tool's parameter order.
+
+    One JSON object as the only argument (``get_weather({"city": "Paris"})``)
+    is the arguments themselves, unless the tool takes exactly one parameter
+    and it is an object.
+    """
     arguments = dict(raw.keywords)
     if not raw.positional:
         return arguments
+    if not arguments and len(raw.positional) == 1 and isinstance(raw.positional[0], dict) and not _takes_one_object(tool):
+        repairs.append("one object argument read as the arguments")
+        return dict(raw.positional[0])
     order = [p for p in (tool.properties if tool else {}) if p not in arguments]
     for index, value in enumerate(raw.positional):
         if index < len(order):
@@ -156,10 +183,17 @@ def arguments_of(raw: RawCall, tool: Tool | None, repairs: list[str]) -> dict[st
     if tool is None:
         repairs.append(f"{len(raw.positional)} positional argument(s) kept as arg0.. (tool {raw.name!r} not offered)")
     elif len(raw.positional) > len(order):
-        repairs.append(f"{len(raw.positional) - len(order)} positional argument(s) beyond {raw.name!r}'s parameters kept as argN")
+        repairs.append(f"{len(raw.positional) - len(order)} positional argument(s) beyond {tool.name!r}'s parameters kept as argN")
     else:
-        repairs.append(f"positional argument(s) mapped onto {raw.name!r}'s parameters in schema order")
+        repairs.append(f"positional argument(s) mapped onto {tool.name!r}'s parameters in schema order")
     return arguments
+
+
+def _takes_one_object(tool: Tool | None) -> bool:
+    if tool is None or len(tool.properties) != 1:
+        return False
+    [schema] = tool.properties.values()
+    return isinstance(schema, dict) and schema.get("type") == "object"
 
 
 @register_family
@@ -173,6 +207,7 @@ class PythonicFamily(CallFamily):
         "[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.]*+\s*+\(",
         **dict.fromkeys(FENCE_OPENERS, _FENCE_HEAD),
         **dict.fromkeys(WRAPPERS, _WRAPPED_SCAN_HEAD),
+        CODE_FENCE: _CODE_FENCE_HEAD,
     }
     aliases = ("python", "llama3_pythonic", "llama4_pythonic", "lfm2", "olmo3")
     summary = "Pythonic: [f(a=1, b='x'), g()] (also <|tool_call_start|>[...]<|tool_call_end|>, <|python_start|>[...]<|python_end|> and <function_calls>f(a=1)</function_calls>)"
@@ -181,9 +216,15 @@ class PythonicFamily(CallFamily):
         """``NAME(`` for each offered tool named like a Python callable: the start of a bracketless answer."""
         return tuple(f"{name}(" for name in ctx.by_name if _CALLABLE_NAME.fullmatch(name))
 
+    def tool_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
+        """A code fence, once tools are offered: Gemma/Gemini write ```` ```python ```` calls of them."""
+        return (CODE_FENCE,) if ctx.has_tools else ()
+
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == "[":
             return self._bare_list(text, pos, ctx)
+        if trigger == CODE_FENCE:
+            return self._code_fence(text, pos, ctx)
         if trigger not in _STATIC_TRIGGERS:
             return self._bracketless(text, pos, ctx)
         body_start = pos + len(trigger)
@@ -235,6 +276,33 @@ class PythonicFamily(CallFamily):
             return None
         return self._extraction(text, pos, end, raws, repairs, ctx, failures)
 
+    def _code_fence(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        """A ```` ```python ```` (or ```` ```py ````, or unlabeled) fence holding only calls of offered tools.
+
+        Models prompted with Google's ```` ```tool_code ```` convention drift to
+        a Python label or none (``print(default_api.get_weather(...))``). Code
+        in a fence is usually a sample, so the body must be nothing but calls
+        (one per line, ``print(...)`` around one allowed, or a call list) and
+        every name an offered tool's; anything else is code, left as content.
+        """
+        close = find_forward(text, "\n" + FENCE_CLOSE, pos + len(CODE_FENCE))
+        if close < 0 or not ctx.has_tools:
+            return None  # unclosed: a sample cut off, or (streaming) the rest is still coming
+        opening = _CODE_FENCE_OPENING.match(text, pos, close + 1)
+        if opening is None or close - opening.end() > MAX_SPAN:
+            return None
+        body_start = opening.end()
+        first = _CODE_FIRST_CALL.match(text, body_start, close)
+        if first is None or (first.group(1) != "print" and not names_offered_tool(first.group(1), ctx)):
+            return None
+        try:
+            raws, repairs, failures = read_calls(text[body_start:close], one_per_line=True)
+        except LiteralError:
+            return None
+        if failures or not raws or not all(names_offered_tool(raw.name, ctx) for raw in raws):
+            return None
+        return self._extraction(text, pos, close + 1 + len(FENCE_CLOSE), raws, repairs, ctx)
+
     def _bracketless(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """The whole response as a call list without its brackets (BFCL's decoder adds them)."""
         if answer_start(text) != pos:
@@ -271,6 +339,14 @@ class PythonicFamily(CallFamily):
         return Extraction(end=end, calls=calls, diagnostics=diagnostics)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
+        if trigger == CODE_FENCE:
+            opening = _CODE_FENCE_OPENING.match(text, pos)
+            if opening is None:
+                return _CODE_FENCE_PARTIAL.fullmatch(text, pos) is None
+            first = _CODE_FIRST_CALL.match(text, opening.end())
+            if first is None or first.end() == len(text):
+                return _PARTIAL_CODE_START.fullmatch(text, opening.end()) is None
+            return find_forward(text, "\n" + FENCE_CLOSE, opening.end() - 1) >= 0
         if trigger not in _STATIC_TRIGGERS:  # a bracketless answer is decided by its end: hold it
             return answer_start(text) != pos
         if trigger in FENCE_OPENERS:
@@ -293,6 +369,8 @@ class PythonicFamily(CallFamily):
 
 
 _STATIC_TRIGGERS = frozenset(PythonicFamily.triggers)
+#: the start of a fence body that may still grow into a first call ("print(get_wea")
+_PARTIAL_CODE_START = re.compile(r"\s*(?:p(?:r(?:i(?:n(?:t(?:\s*\(\s*)?)?)?)?)?)?(?:\[\s*)?(?:[A-Za-z_][\w.]{0,256}\s*\(?)?")
 #: a tool name a Python-style call can spell: dotted identifiers (``math.hypot``)
 _CALLABLE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 

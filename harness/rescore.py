@@ -1,0 +1,158 @@
+"""Re-score recorded runs from their cassettes after UTP's parsing or scoring changed.
+
+A recorded run's record holds what the model said (also kept, byte for byte,
+in its cassette) and what UTP made of it when it was recorded: the parsed
+calls, the checks, the scores. When a later UTP reads those same outputs
+better (a call format it did not know, a repair it did not make), the stored
+scores describe the old reader, and replaying the cassettes no longer gives
+them back. Re-recording would ask the model again; this asks nobody: it
+replays each model's cassettes with the current code and rewrites only the
+records whose scores changed, keeping what replay cannot measure (the
+client-side clocks, the recording's provenance) and saying in the record
+what was re-scored, when, by which UTP, and what the scores were before.
+
+Only each run's latest record is re-scored (older lines are the history of
+earlier recordings, whose cassettes were since replaced). The results file is
+rewritten atomically, and not at all when nothing changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import warnings
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.records import RunKey, TornRecordWarning, read_records, results_path
+from utp.fileio import write_text_atomic
+
+#: scores measured by the client's clock: a replay cannot measure them, so the recording's stay
+CLIENT_CLOCK = ("wall_s", "ttft_s")
+#: the per-round field measured the same way
+ROUND_CLOCK = "client_wall_s"
+
+
+class RescoreError(RuntimeError):
+    """Nothing can be re-scored as asked (no recorded runs, a replay that failed)."""
+
+
+def recorded_model_names(results_dir: Path) -> list[str]:
+    """Models with at least one recorded (not replayed, not live) run in ``results_dir``."""
+    names: dict[str, None] = {}
+    for record in read_records(results_dir, latest_only=False):
+        if record.get("mode") == "record":
+            names[record["model"]] = None
+    return list(names)
+
+
+def _without_clock(scores: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in scores.items() if k not in CLIENT_CLOCK}
+
+
+def rescored_record(recorded: dict[str, Any], replayed: dict[str, Any], when: str, version: str) -> dict[str, Any] | None:
+    """``recorded`` with the replay's reading of the same outputs; None when the scores did not change."""
+    old, new = _without_clock(recorded.get("scores", {})), _without_clock(replayed.get("scores", {}))
+    if old == new:
+        return None
+    record = dict(recorded)
+    record["scores"] = {**new, **{k: v for k, v in recorded.get("scores", {}).items() if k in CLIENT_CLOCK}}
+    record["turns"] = _turns_with_recorded_clocks(replayed.get("turns", []), recorded.get("turns", []))
+    record["error"] = replayed.get("error")
+    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    record["rescored"] = {"at": when, "utp_version": version, "previous_scores": {k: old.get(k) for k in changed}}
+    return record
+
+
+def _turns_with_recorded_clocks(turns: list[dict[str, Any]], recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The replay's turns, each round keeping the client wall time measured while recording."""
+    out = []
+    for t, turn in enumerate(turns):
+        rounds = []
+        for r, round_ in enumerate(turn.get("rounds", [])):
+            try:
+                clock = recorded[t]["rounds"][r].get(ROUND_CLOCK)
+            except (IndexError, KeyError, TypeError, AttributeError):
+                clock = None
+            rounds.append({**round_, ROUND_CLOCK: clock} if clock is not None else round_)
+        out.append({**turn, "rounds": rounds})
+    return out
+
+
+def rescore_model(model: str, results_dir: Path, cassette_dir: Path, when: str | None = None) -> int:
+    """Replay ``model``'s cassettes and rewrite its changed recorded runs; returns how many changed."""
+    from harness.cli import main as utp_main
+    from utp import __version__
+
+    path = results_path(results_dir, model)
+    if not path.exists():
+        raise RescoreError(f"{path}: no results file for {model}")
+    with tempfile.TemporaryDirectory(prefix="utp-rescore-") as scratch:
+        code = utp_main(["eval", "--model", model, "--replay", "--results-dir", scratch, "--cassette-dir", str(cassette_dir),
+                         "--no-reports", "--concurrency", "2"])
+        if code != 0:
+            raise RescoreError(f"replaying {model}'s cassettes failed (exit {code}); its results were left as they were")
+        replayed = {RunKey.of(r): r for r in read_records(scratch)}
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    latest: dict[RunKey, int] = {}
+    parsed: dict[int, dict[str, Any]] = {}
+    for number, line in enumerate(lines):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a torn line stays as it is; readers skip it with a warning
+        if isinstance(record, dict) and record.get("mode") == "record" and {"model", "format", "suite", "scenario", "repeat"} <= record.keys():
+            latest[RunKey.of(record)] = number
+            parsed[number] = record
+    stamp = when or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    changed = 0
+    for key, number in latest.items():
+        replay = replayed.get(key)
+        recorded = parsed[number]
+        if replay is None or replay.get("scenario_hash") != recorded.get("scenario_hash"):
+            continue  # no cassette for it now, or the scenario changed since: replay would not be this run
+        new = rescored_record(recorded, replay, stamp, __version__)
+        if new is not None:
+            lines[number] = json.dumps(new, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
+            changed += 1
+    if changed:
+        write_text_atomic(path, "".join(lines))
+    return changed
+
+
+def add_rescore_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("--model", action="append", help="model spec (repeatable or comma list; default: every model with recorded runs)")
+    parser.add_argument("--results-dir", default="reports/results", help="run records (default: %(default)s)")
+    parser.add_argument("--cassette-dir", default="scenarios/cassettes", help="cassettes (default: %(default)s)")
+    parser.add_argument("--reports-dir", default="reports", help="reports (default: %(default)s)")
+    parser.add_argument("--no-reports", action="store_true", help="do not rebuild reports afterwards")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``utp rescore``: re-score recorded runs with this UTP; prints what changed per model."""
+    ns = add_rescore_arguments(argparse.ArgumentParser(prog="utp rescore", description=__doc__.splitlines()[0])).parse_args(argv)
+    results_dir = Path(ns.results_dir)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TornRecordWarning)
+        models = [m.strip() for value in ns.model or [] for m in value.split(",") if m.strip()] or recorded_model_names(results_dir)
+    if not models:
+        print(f"utp rescore: no recorded runs under {results_dir}; record some with `utp eval --record`", file=sys.stderr)
+        return 2
+    try:
+        counts = {model: rescore_model(model, results_dir, Path(ns.cassette_dir)) for model in models}
+    except RescoreError as exc:
+        print(f"utp rescore: {exc}", file=sys.stderr)
+        return 2
+    for model, count in counts.items():
+        print(f"{model}: {count} recorded run(s) re-scored" if count else f"{model}: every recorded score stands")
+    if any(counts.values()) and not ns.no_reports:
+        from harness.reporting import build_reports
+
+        build_reports(results_dir, ns.reports_dir)
+        print(f"Reports rebuilt in {ns.reports_dir}")
+    return 0

@@ -1,0 +1,122 @@
+"""Real outputs where a model's call markup drifted from its template, each cited.
+
+* Nemotron-Mini in Ollama wrote ``<toolcall> {...} </toolcall>`` (its chat
+  template's tag) into content half of the time (ollama/ollama#6870).
+* Hermes 4 wrote the call JSON and then a ``</tool_call>`` it never opened
+  (NousResearch/hermes-agent#742 lists ``</think>{"name":...}</tool_call>``).
+* Python-style calls inside Hermes tags: ``<tool_call>get_weather(city='北京')</tool_call>``
+  is the agent format of published fine-tuning recipes (ms-swift's docs), and
+  a Gemma 3 1B evaluation quoted ``<tool_call>get_weather(city: Antwerp)</tool_call>``
+  (right tags, a value that is no Python: reported, never run).
+* The tool as an element inside the tags,
+  ``<tool_call><write_file><path>p</path></write_file></tool_call>``, is one
+  of the narrated-call shapes agents salvage from Gemini and local models.
+* Gemma 3 4B behind an OpenAI-compatible server answered with Google's
+  ```` ```tool_code ```` convention, ``print(...)`` around the call, and an
+  empty ``tool_calls`` list (a chat-completion JSON quoted in a public repository).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from utp.parsers import parse_response
+from utp.types import Tool
+
+from .conftest import assert_every_cut_matches
+
+WEATHER_LOOKUP = Tool(
+    "weather_lookup",
+    parameters={"type": "object", "properties": {"temp_units": {"type": "string"}, "zip_codes": {"type": "array", "items": {"type": "integer"}}}},
+)
+GET_WEATHER = Tool("get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}}})
+TEMPERATURE = Tool("get_current_temperature", parameters={"type": "object", "properties": {"location": {"type": "string"}}})
+TOOLS = [WEATHER_LOOKUP, GET_WEATHER, TEMPERATURE]
+
+NEMOTRON_MINI = ' <toolcall> {"name": "weather_lookup", "arguments": {\n  "temp_units": "celsius",\n  "zip_codes": [\n    12345\n  ]\n}} </toolcall>'
+GEMMA3_4B = {
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "```tool_code\nprint(get_current_temperature(location='Paris'))\n```", "tool_calls": []},
+            "finish_reason": "stop",
+        }
+    ]
+}
+
+
+def test_nemotron_mini_toolcall_tag() -> None:
+    parsed = parse_response(NEMOTRON_MINI, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("weather_lookup", {"temp_units": "celsius", "zip_codes": [12345]})]
+    assert parsed.content == ""
+
+
+@pytest.mark.parametrize("tools", [TOOLS, None])
+def test_gemma_tool_code_print_call_with_an_empty_native_list(tools: list[Tool] | None) -> None:
+    parsed = parse_response(GEMMA3_4B, tools=tools)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_current_temperature", {"location": "Paris"})]
+    assert parsed.content == "" and parsed.finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize(
+    "text, content",
+    [
+        ('<think>The user wants Paris.</think>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>', ""),
+        ('Let me check.\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', "Let me check."),
+        ('{"name": "get_weather", "arguments": {"city": "Paris"}}\n</function_call>\nOne moment.', "One moment."),
+    ],
+)
+def test_a_closing_tag_after_a_bare_call_belongs_to_the_call(text: str, content: str) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert parsed.content == content
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("<tool_call>get_weather(city='北京')</tool_call>", [("get_weather", {"city": "北京"})]),
+        ('<tool_call>get_weather({"city": "San Francisco"})</tool_call>', [("get_weather", {"city": "San Francisco"})]),
+        ("<tool_call>get_weather('Oslo')</tool_call>", [("get_weather", {"city": "Oslo"})]),  # positional, by the schema
+        ("<tool_call>\n<get_weather>\n<city>Paris</city>\n</get_weather>\n</tool_call>", [("get_weather", {"city": "Paris"})]),
+    ],
+)
+def test_python_calls_and_tool_elements_inside_hermes_tags(text: str, expected: list[tuple]) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == expected
+    assert parsed.content == "" and all(c.format == "hermes" for c in parsed.tool_calls)
+
+
+def test_a_python_call_that_is_no_literal_is_reported_not_run() -> None:
+    parsed = parse_response("<tool_call>get_weather(city: Antwerp)</tool_call>", tools=TOOLS)
+    assert parsed.tool_calls == [] and parsed.content == ""
+    assert parsed.unparsed and "hermes" in parsed.unparsed[0].reason
+
+
+def test_a_weak_tag_needs_an_offered_tool_for_a_python_call() -> None:
+    assert parse_response('<tools>get_weather(city="x")</tools>', tools=TOOLS).tool_calls
+    text = '<tools>get_weather(city="x")</tools>'
+    assert parse_response(text).tool_calls == [] and parse_response(text).content == text
+
+
+def test_a_closing_tag_without_a_call_stays_content() -> None:
+    text = "Use the </tool_call> tag to end a call."
+    assert parse_response(text, tools=TOOLS).content == text
+
+
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        NEMOTRON_MINI,
+        'Let me check.\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\nDone.',
+        '{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_calls>',
+        GEMMA3_4B["choices"][0]["message"]["content"],
+        "Sure.\n<tool_call>get_weather(city='北京')</tool_call>\nWaiting.",
+        '<tool_call>get_weather({"city": "SF"})</tool_call><tool_call><get_weather><city>Rome</city></get_weather></tool_call>',
+        "<tool_call>get_weather(city: Antwerp)</tool_call> ok",
+    ],
+)
+def test_streaming_any_single_and_double_cut_matches_one_shot(text: str) -> None:
+    assert_every_cut_matches(text, TOOLS, step=6)

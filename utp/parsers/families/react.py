@@ -1,0 +1,304 @@
+"""ReAct text: ``Action: NAME`` then ``Action Input: ARGS``, as LangChain-style agents prompt.
+
+Agent frameworks that drive local models without native tool calling (LangChain's
+``create_react_agent``, many hand-written loops) prompt the model to think and
+act in plain text::
+
+    Thought: I need the weather first.
+    Action: get_weather
+    Action Input: {"city": "Paris"}
+
+The definition is LangChain's ``ReActSingleInputOutputParser``
+(``langchain/agents/output_parsers/react_single_input.py``): the action is the
+text after ``Action:``, its input the text after ``Action Input:``, and
+``Final Answer:`` means the agent is done. That parser hands the input to the
+tool as one string; models given JSON schemas write a JSON object there. So:
+
+- The name is the rest of the ``Action:`` line, optionally in backticks or
+  square brackets (``Action: [get_weather]``): an identifier that may hold
+  dots and hyphens, at most 120 characters. A name of several words is prose
+  (``Action: none needed``) unless an offered tool has that name (up to case
+  and spacing: LangChain examples name tools ``Current Search``).
+  ``Final Answer`` (any case or spacing; ``Final_Answer`` too) is LangChain's
+  "no call" pseudo-action, not a call, unless a tool of that name is offered.
+- ``Action Input:`` must start the next non-blank line; otherwise the
+  ``Action:`` line is prose. If the output ends first (a stream cut off, a
+  token limit), that is reported TRUNCATED.
+- The input is a JSON value (read leniently, repairs recorded) or, as
+  LangChain's single-input tools take it, the rest of the line. An object is
+  the arguments. Anything else goes to the tool's only parameter when the tool
+  is offered with exactly one (a recorded repair); otherwise it is reported
+  UNPARSEABLE, naming the tool: a parameter name is never invented. An empty
+  input (the next line is ``Observation:`` or another step) is a call without
+  arguments. A ReAct keyword where the input belongs (``Action Input:
+  Action: ...``) is not a call.
+- The call's text ends with its input: the ``Thought:`` before and an
+  ``Observation:`` the model invented after stay content.
+
+LangChain's JSON agents write ``Action:`` and a fenced
+``{"action": NAME, "action_input": ...}`` blob instead; the command_r family
+reads ``Action:`` fences (it has the higher priority) and
+:func:`utp.parsers.callshape.split_call_object` knows that blob.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.callshape import AGENT_FINAL_ANSWER
+from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at
+from utp.parsers.names import resolve_name
+from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall, json_type_name
+
+ACTION = "Action:"
+INPUT = "Action Input:"
+#: the longest tool name read (a longer "name" is prose)
+MAX_NAME = 120
+
+_NAME_TOKEN = r"[A-Za-z_][\w.\-]*+"
+#: one identifier, or several separated by blanks (accepted only for an offered tool of that name)
+_NAME = rf"{_NAME_TOKEN}(?:[ \t]++{_NAME_TOKEN})*+"
+#: the rest of the ``Action:`` line: the name, bare or in backticks or brackets, then the line's end
+_NAME_LINE = re.compile(
+    rf"[ \t]*+(?:`[ \t]*+({_NAME})[ \t]*+`|\[[ \t]*+({_NAME})[ \t]*+\]|({_NAME}))[ \t]*+(\r?\n|\r?\Z)"
+)
+#: the output ends while the name line could still become one (inside the brackets, or before the name)
+_NAME_LINE_OPEN = re.compile(rf"[ \t]*+(?:[`\[][ \t]*+(?:({_NAME})[ \t]*+)?+)?+\r?\Z")
+_INPUT_KEY = re.compile(r"Action[ \t]*+[Ii]nput[ \t]*+:")
+#: the output ends inside ``Action Input:`` (each letter optional after the previous one)
+_INPUT_KEY_OPEN = re.compile(r"A(?:c(?:t(?:i(?:o(?:n[ \t]*+(?:[Ii](?:n(?:p(?:u(?:t[ \t]*+)?)?)?)?)?)?)?)?)?)?\Z")
+#: a ReAct step keyword: where one stands, the previous step's input is over
+_KEYWORD = r"(?:Thought|Action(?:[ \t]*+[Ii]nput)?+|Observation|Final[ \t]*+Answer)[ \t]*+:"
+_KEYWORD_RE = re.compile(_KEYWORD)
+#: a line opening with a step keyword: broken JSON is read no further than the next one
+_KEYWORD_LINE = re.compile(rf"^[^\S\n]*+{_KEYWORD}", re.M)
+_BLANKS = re.compile(r"[ \t]*+")
+_NAME_SEPARATORS = re.compile(r"[\s_\-]+")
+_SPACE = re.compile(r"\s*+")  # exactly what str.isspace() accepts
+#: a whole input line that is a JSON number or boolean (typed, so an integer parameter gets an int) or null (no input)
+_JSON_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
+
+#: the scan lookahead: a (loosely) name-shaped line, then the end of the output, or ``Action Input:``
+#: (or the start of it at the end) on the next non-blank line, with no step keyword in its value's place.
+#: A necessary condition of ``extract``, so a flood of ``Action:`` lines never reaches Python code
+_HEAD = (
+    r"[ \t]*+[`\[]?+[ \t]*+(?:\r?\Z|[A-Za-z_][\w.\- \t]*+[`\]]?+[ \t]*+"
+    r"(?:\r?\Z|\r?\n\s*+(?:\Z|A[A-Za-z \t]*+\Z|Action[ \t]*+[Ii]nput[ \t]*+:[ \t]*+(?:[\r\n]|\Z|(?!" + _KEYWORD + ")))))"
+)
+
+
+@dataclass
+class _Step:
+    """What the text after one ``Action:`` says, read without the offered tools.
+
+    ``open`` means the output ended before the input began. Otherwise
+    ``kind`` says what the input is: ``object`` (the arguments), ``value`` (a
+    JSON value or text for the tool's only parameter), ``empty`` or ``broken``
+    (unreadable JSON, ``error`` says why). ``end`` is where the step's text
+    ends; ``final`` says no later text can change the reading.
+    """
+
+    name: str
+    name_done: bool = False
+    key_done: bool = False
+    open: bool = False
+    kind: str = ""
+    value: Any = None
+    text_input: bool = False
+    repairs: list[str] = field(default_factory=list)
+    error: str = ""
+    end: int = 0
+    final: bool = False
+
+
+@register_family
+class ReActFamily(CallFamily):
+    name = "react"
+    triggers = (ACTION,)
+    #: below command_r (50), whose ``Action: ```json [...]``` `` form is tried first and passes on the rest
+    priority = 45
+    trigger_heads = {ACTION: _HEAD}
+    aliases = ("langchain_react", "mrkl")
+    summary = "ReAct text: Action: NAME / Action Input: {json} or text (LangChain agents)"
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        step = read_step(text, pos)
+        if step is None or not _name_allowed(step.name, ctx):
+            return None
+        if step.open:
+            return unreadable(self.name, text, pos, len(text), _truncation(step), kind=DiagnosticKind.TRUNCATED)
+        raw = text[pos : step.end]
+        if step.kind == "broken":
+            return unreadable(self.name, text, pos, step.end, f"Action Input of {step.name!r} is unreadable JSON: {step.error}")
+        if step.kind == "object":
+            arguments, repairs = step.value, list(step.repairs)
+        elif step.kind == "empty":
+            arguments, repairs = {}, []
+        else:
+            mapped = _only_parameter(step, ctx)
+            if isinstance(mapped, str):
+                return unreadable(self.name, text, pos, step.end, mapped)
+            arguments, repairs = mapped
+        diagnostics: list[Diagnostic] = []
+        call = make_call(self.name, step.name, arguments, raw, pos, repairs, diagnostics)
+        return Extraction(end=step.end, calls=[call], diagnostics=diagnostics, final=step.final)
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        """Decided once the input is complete (a later read gives the same) or plainly absent.
+
+        A ``Final Answer`` line is decided as soon as it ends: without a tool of
+        that name it is no call whatever follows, so the answer streams at once.
+        """
+        step = read_step(text, pos)
+        if step is None:
+            return True
+        if step.name_done and _is_final_answer(step.name):
+            return True
+        return not step.open and step.end < len(text)
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        return "\n".join(f"{ACTION} {call.name}\n{INPUT} {json.dumps(call.arguments, ensure_ascii=False)}" for call in calls)
+
+
+def read_step(text: str, pos: int) -> _Step | None:
+    """The ``Action:`` at ``pos`` read up to the end of its input; None when it is prose for good."""
+    at = pos + len(ACTION)
+    line = _NAME_LINE.match(text, at)
+    if line is None:
+        opened = _NAME_LINE_OPEN.match(text, at)
+        if opened is None or len(opened.group(1) or "") > MAX_NAME:
+            return None
+        return _Step(opened.group(1) or "", open=True)
+    name = line.group(1) or line.group(2) or line.group(3)
+    if len(name) > MAX_NAME:
+        return None
+    if not line.group(4).endswith("\n"):
+        return _Step(name, open=True)
+    step = _Step(name, name_done=True)
+    key_at = _SPACE.match(text, line.end()).end()
+    key = _INPUT_KEY.match(text, key_at)
+    if key is None:
+        if key_at == len(text) or _INPUT_KEY_OPEN.match(text, key_at):
+            step.open = True
+            return step
+        return None  # other text follows the name: "Action: none needed" was prose
+    step.key_done = True
+    return _read_input(text, key.end(), step)
+
+
+def _read_input(text: str, after_key: int, step: _Step) -> _Step | None:
+    """The value after ``Action Input:``: on its line, or on the next non-blank one."""
+    at = _BLANKS.match(text, after_key).end()
+    if at == len(text):
+        step.open = True
+        return step
+    if text[at] in "\r\n":
+        below = _SPACE.match(text, at).end()
+        if below == len(text):
+            step.open = True
+            return step
+        if _KEYWORD_RE.match(text, below):  # the next step already: no input was given
+            step.kind, step.end, step.final = "empty", at, True
+            return step
+        at = below
+    elif _KEYWORD_RE.match(text, at):
+        return None  # a step keyword where the input belongs: not a call
+    if text[at] in "{[":
+        return _read_json(text, at, step)
+    return _read_line(text, at, step)
+
+
+def _read_json(text: str, at: int, step: _Step) -> _Step:
+    """A JSON object or list, possibly over several lines; repairs stop at the next step keyword."""
+    following = _KEYWORD_LINE.search(text, at + 1)
+    limit = following.start() if following is not None else len(text)
+    try:
+        value, end, repairs = decode_json_at(text, at, limit)
+    except UnreadableJSON as exc:
+        step.kind, step.error, step.end = "broken", str(exc), max(exc.end, at + 1)
+        return step
+    except ValueError as exc:
+        step.kind, step.error, step.end = "broken", str(exc), limit
+        return step
+    step.kind = "object" if isinstance(value, dict) else "value"
+    step.value, step.repairs, step.end = value, repairs, end
+    step.final = not repairs  # valid JSON ends where it ends; a repaired read waits for more text
+    return step
+
+
+def _read_line(text: str, at: int, step: _Step) -> _Step:
+    """A one-line input: a JSON string, number or boolean, else LangChain's plain text."""
+    newline = text.find("\n", at)
+    step.end = newline if newline >= 0 else len(text)
+    step.final = newline >= 0
+    line = text[at : step.end].strip()
+    step.kind = "value"
+    quoted = _json_string(line)
+    if not line or line == "null":
+        step.kind = "empty"
+    elif quoted is not None:
+        step.value = quoted
+    elif _JSON_SCALAR.fullmatch(line):
+        step.value = json.loads(line)
+    else:
+        # LangChain strips the quotes around a single input; a quoted text that is not valid JSON too
+        step.value = line[1:-1] if len(line) > 1 and line[0] == line[-1] == '"' else line
+        step.text_input = True
+    return step
+
+
+def _json_string(line: str) -> str | None:
+    """``line`` decoded when it is exactly one JSON string (escapes and all), else None."""
+    if not line.startswith('"'):
+        return None
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _only_parameter(step: _Step, ctx: ParseContext) -> tuple[dict[str, Any], list[str]] | str:
+    """A non-object input as the offered tool's only parameter; else why it cannot be placed."""
+    tool = _offered_tool(step.name, ctx)
+    what = "text" if step.text_input else f"a JSON {json_type_name(step.value)}"
+    if tool is None:
+        return f"Action Input of {step.name!r} is {what}, not a JSON object, and no such tool is offered to name its parameter"
+    if len(tool.properties) != 1:
+        return f"Action Input of {step.name!r} is {what}, not a JSON object, and the tool has {len(tool.properties)} parameters, not one"
+    (parameter,) = tool.properties
+    return {parameter: step.value}, [f"Action Input ({what}) given to the only parameter {parameter!r} of {tool.name!r}"]
+
+
+def _offered_tool(name: str, ctx: ParseContext) -> Tool | None:
+    """The offered tool ``name`` means (exact, or up to case and spacing), if any."""
+    if not ctx.has_tools:
+        return None
+    match = resolve_name(name, ctx)
+    return ctx.tool(match.name) if match.how in ("exact", "normalized") else None
+
+
+def _is_final_answer(name: str) -> bool:
+    """LangChain's "I am done" pseudo-action, however it is cased or spaced."""
+    return _NAME_SEPARATORS.sub("", name).lower() == AGENT_FINAL_ANSWER
+
+
+def _name_allowed(name: str, ctx: ParseContext) -> bool:
+    """Several words or ``Final Answer`` name a call only when a tool of that name is offered."""
+    if _is_final_answer(name) or " " in name or "\t" in name:
+        return _offered_tool(name, ctx) is not None
+    return True
+
+
+def _truncation(step: _Step) -> str:
+    if not step.name:
+        return "output ended after 'Action:'"
+    if not step.key_done:
+        return f"output ended before the Action Input of {step.name!r}"
+    return f"output ended before the value of the Action Input of {step.name!r}"
