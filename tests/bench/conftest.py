@@ -51,6 +51,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for key in sorted(k for k in MEDIANS if k.startswith("hostile:") and k.endswith(":1MB")):
         ratio = f" = {MEDIANS[key] / reference:.1f}x json.loads" if reference else ""
         write(f"{key[8:]}: {MEDIANS[key] * 1e3:.1f} ms{ratio} (target <= 100 ms)")
+    for key in ("first parse, new tool list", "first stream, new tool list"):
+        if key in MEDIANS:
+            write(f"{key}: {MEDIANS[key] * 1e3:.2f} ms")
     floods = {k[6:]: v for k, v in MEDIANS.items() if k.startswith("flood:")}
     if floods:
         over = sorted(((v, k) for k, v in floods.items() if v > 0.1), reverse=True)

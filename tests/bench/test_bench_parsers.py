@@ -94,6 +94,11 @@ def _hostile(kind: str, size: int) -> str:
         "harmony_heads": '<|channel|>commentary to=functions.f <|message|>{"a": ',
         "functionary_heads": '>>>f\n{"a": ',
         "fence_openers": "```json\n",
+        # call-shaped units of the families whose markers come from the offered tool `f`
+        "tool_element_heads": "<f>\n<a>",
+        "hermes_tool_elements": "<tool_call><f><a>x</a>",
+        "python_fence_calls": "```py\nf()\n",
+        "react_calls": "Action: f\nAction Input: x\n",
     }[kind]
     return unit * (size // len(unit))
 
@@ -102,6 +107,7 @@ HOSTILE_KINDS = [
     "unclosed_tool_call", "unclosed_qwen", "unclosed_pythonic", "unclosed_mistral", "unclosed_gemma", "braces", "brackets",
     "braces_spaced", "json_call_heads", "json_call_lines", "weak_tag_strings", "tag_call_heads", "harmony_heads", "functionary_heads", "fence_openers",
     "json_call_heads+close", "json_call_lines+close",
+    "tool_element_heads", "hermes_tool_elements", "python_fence_calls", "react_calls",
 ]
 
 
@@ -114,6 +120,42 @@ def test_bench_hostile(benchmark, file_median, kind: str, size: str) -> None:
     parsed = benchmark.pedantic(parser.parse, args=(text,), rounds=rounds, iterations=1, warmup_rounds=1)
     assert not [d for d in parsed.diagnostics if "parser error" in d.reason]
     file_median(f"hostile:{kind}:{size}")
+
+
+def test_bench_first_parse_with_a_new_tool_list(benchmark, file_median) -> None:
+    """What a new tool list costs: its own triggers' pattern is compiled at the first parse.
+
+    Each round offers tool names never seen before, as an evaluation suite does
+    scenario after scenario; the families' shared trie is compiled once.
+    """
+    text = '<tool_call>{"name": "t0", "arguments": {"a": 1}}</tool_call>'
+    counter = iter(range(10**9))
+
+    def new_tools() -> tuple[tuple, dict]:
+        n = next(counter)
+        return (), {"tools": [Tool(f"tool_{n}_{k}") for k in range(5)]}
+
+    def first_parse(tools: list[Tool]) -> int:
+        return len(get_parser("auto", tools).parse(text).tool_calls)
+
+    assert benchmark.pedantic(first_parse, setup=new_tools, rounds=50, iterations=1, warmup_rounds=1) == 1
+    file_median("first parse, new tool list")
+
+
+def test_bench_first_stream_with_a_new_tool_list(benchmark, file_median) -> None:
+    """The same for a stream, which compiles one combined pattern for the tool list."""
+    chunks = ['<tool_call>{"name": "t0", ', '"arguments": {"a": 1}}</tool_call>']
+    counter = iter(range(10**9))
+
+    def new_tools() -> tuple[tuple, dict]:
+        n = next(counter)
+        return (), {"tools": [Tool(f"stream_tool_{n}_{k}") for k in range(5)]}
+
+    def first_stream(tools: list[Tool]) -> int:
+        return _consume(StreamParser(tools=tools), chunks)
+
+    assert benchmark.pedantic(first_stream, setup=new_tools, rounds=30, iterations=1, warmup_rounds=1) == 1
+    file_median("first stream, new tool list")
 
 
 def _every_trigger() -> list[str]:

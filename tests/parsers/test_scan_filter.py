@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from utp.parsers import family_names, get_family, get_parser
 from utp.parsers.base import ParseContext, registered_families
-from utp.parsers.composite import TriggerScanner, scan_text, trie_pattern
+from utp.parsers.composite import EitherPattern, ToolScanner, TriggerScanner, scan_text, scanner_for, trie_pattern
 from utp.types import Tool, ToolCall
 
 from .conftest import load_annotated
@@ -39,6 +39,7 @@ PIECES = sorted(
         "</tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>", "<name>f</name>",
         "<arguments>{}</arguments>", "<arg_key>a</arg_key>", "<arg_value>1</arg_value>", "get_weather\n",
         "```json\n", "\n```", "```python\n", "print(", "default_api.", "<think>", "</think>", "é", "K",
+        "<get_weather>", "</get_weather>", "<f>", "</f>", "<city>x</city>", "<search>\n<query>x</query>\n</search>",
     }
 )
 
@@ -78,8 +79,10 @@ def _outcome(result) -> tuple:
     return calls, diagnostics, result.spans, result.thinking
 
 
-#: with tools offered, families add triggers for them (a code fence, ``<get_weather>``)
+#: with tools offered, families add triggers for them (a code fence, ``<get_weather>``): one trie
+#: of everything, and what one-shot parsing uses, the shared trie plus a pattern of the tools' own
 TOOL_SCANNER = TriggerScanner(ALL_FAMILIES, CONTEXTS[1], anchored=False)
+SPLIT_SCANNER = scanner_for(ALL_FAMILIES, CONTEXTS[1])
 
 
 def _same_scan(text: str, ctx: ParseContext) -> None:
@@ -88,6 +91,48 @@ def _same_scan(text: str, ctx: ParseContext) -> None:
         filtered = scan_text(text, scanner, ctx, reasoning=reasoning)
         literal = scan_text(text, scanner, ctx, reasoning=reasoning, literal=True)
         assert _outcome(filtered) == _outcome(literal), (text, reasoning)
+        if ctx.has_tools:
+            for literal in (False, True):
+                split = scan_text(text, SPLIT_SCANNER, ctx, reasoning=reasoning, literal=literal)
+                assert _outcome(split) == _outcome(filtered), (text, reasoning, literal)
+
+
+def test_one_shot_with_tools_reuses_the_families_trie() -> None:
+    """A new tool list compiles its own few triggers, not the families' whole trie again."""
+    first = scanner_for(ALL_FAMILIES, ParseContext([Tool("read_file")]))
+    second = scanner_for(ALL_FAMILIES, ParseContext([Tool("list_dir"), Tool("grep")]))
+    assert isinstance(first, ToolScanner) and isinstance(second, ToolScanner)
+    assert first.shared is second.shared is scanner_for(ALL_FAMILIES)
+    assert "<read_file>" in first.candidates and "<read_file>" not in second.candidates
+    assert [c.family.name for c in second.candidates["<grep>"]] == ["cline_xml"]
+
+
+class _CountingPattern:
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.calls = pattern, 0
+
+    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        self.calls += 1
+        return self.pattern.search(text, pos)
+
+
+def test_either_pattern_searches_a_rare_pattern_again_only_once_passed() -> None:
+    """A scan asks from every common trigger; the rare one's match (or its absence) is remembered."""
+    common, rare = _CountingPattern(re.compile("a")), _CountingPattern(re.compile("<b>"))
+    either = EitherPattern(common, rare)  # type: ignore[arg-type]
+    text = "a" * 5000 + "<b>" + "a" * 5000
+    starts = [m.start() for m in either.finditer(text)]
+    assert starts == [m.start() for m in re.finditer("a|<b>", text)]
+    assert rare.calls == 2 and common.calls == len(starts)  # one per match of its own, plus the final miss
+
+
+@given(st.text(alphabet="<>ab|", max_size=30))
+def test_either_pattern_matches_like_the_alternation_of_both(text: str) -> None:
+    first, second = ["<a", "<ab>", "|"], ["<a", "<abb", "b|", "<"]
+    both = trie_pattern(dict.fromkeys(first + second, ""))
+    either = EitherPattern(trie_pattern(dict.fromkeys(first, "")), trie_pattern(dict.fromkeys(second, "")))
+    assert both is not None
+    assert [m.span() for m in either.finditer(text)] == [m.span() for m in both.finditer(text)]
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -23,8 +23,9 @@ Nothing here raises on model output: a family that raises is reported as an
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext
@@ -49,6 +50,10 @@ class TriggerScanner:
     trigger that also matches there is a prefix of it, so the candidates for
     a matched trigger are precomputed: all families whose trigger is a prefix
     of it, by descending priority (longer trigger first on ties).
+
+    The patterns are compiled when first used: Python's regex compiler costs
+    about 10 ms per pattern of this size, and one-shot parsing and streaming
+    each need only some of them.
     """
 
     def __init__(self, families: Sequence[CallFamily], ctx: ParseContext | None = None, anchored: bool = True) -> None:
@@ -57,49 +62,186 @@ class TriggerScanner:
             for trigger in (*family.triggers, *_tool_triggers(family, ctx, anchored)):
                 if trigger and family not in owners.get(trigger, ()):
                     owners.setdefault(trigger, []).append(family)
+        self.owners = owners
         self.triggers = sorted(owners, key=len, reverse=True)
-        self.candidates: dict[str, tuple[Candidate, ...]] = {}
-        for trigger in self.triggers:
-            found = [
-                Candidate(family, shorter)
-                for shorter in self.triggers
-                if trigger.startswith(shorter)
-                for family in owners[shorter]
-            ]
-            found.sort(key=lambda c: (-c.family.priority, -len(c.trigger)))
-            self.candidates[trigger] = tuple(found)
-        self.pattern = trie_pattern(dict.fromkeys(self.triggers, ""))
-        #: the same plus reasoning openers: content is scanned with this, so a ``<think>``
-        #: inside a call span belongs to the call, exactly as when streaming
+        self.candidates = candidates_by_trigger(owners)
         self.closer_of = dict(REASONING_TAGS)
-        everything = sorted(set(self.triggers) | set(self.closer_of), key=len, reverse=True)
-        self.content_pattern = trie_pattern(dict.fromkeys(everything, ""))
-        #: the one-shot pattern: the same alternation, each trigger followed by the lookahead
-        #: its families' ``trigger_heads`` declare, so positions where every owner would
-        #: decline are never visited (the stream keeps the literal pattern: a head may
-        #: still be arriving there)
-        self.filtered_pattern = trie_pattern({t: _guard(t, owners.get(t, ())) for t in everything})
-        self.filtered_call_pattern = trie_pattern({t: _guard(t, owners[t]) for t in self.triggers})
-        self.content_prefixes = frozenset(t[:k] for t in everything for k in range(1, len(t)))
-        #: the first characters of every trigger: a text with none of them cannot hold one, or its start
-        self.trigger_starts = re.compile("[" + "".join(sorted({re.escape(t[0]) for t in everything})) + "]")
-        #: where a trigger could begin in a chunk: its first two characters, or its first at the
-        #: chunk's end. Sharper than ``trigger_starts`` for triggers that open with a letter
-        #: (``functools[``, ``Action:``): "found" holds an ``f`` but no place a trigger can start
-        self.possible_start = trie_pattern(
-            {**{t[0]: r"\Z" for t in everything}, **dict.fromkeys((t[:2] for t in everything), "")}
-        )
-        #: streaming's one question per chunk of prose: the leftmost whole trigger, or else the
-        #: suffix that is a proper prefix of one (text to hold back until the next chunk)
-        self.watch_pattern = trie_pattern({**dict.fromkeys(self.content_prefixes, r"\Z"), **dict.fromkeys(everything, "")})
-        self.content_triggers = frozenset(everything)
-        self.max_content_trigger = max(len(t) for t in everything)
+        #: the triggers plus reasoning openers: content is scanned with these, so a ``<think>``
+        #: inside a call span belongs to the call, exactly as when streaming
+        self.content_triggers = frozenset(self.triggers) | frozenset(self.closer_of)
+        self.max_content_trigger = max(len(t) for t in self.content_triggers)
         #: every proper prefix of every trigger (the streaming parser holds these back)
         self.prefixes = frozenset(t[:k] for t in self.triggers for k in range(1, len(t)))
         self.max_trigger = max((len(t) for t in self.triggers), default=0)
 
+    @cached_property
+    def pattern(self) -> re.Pattern[str] | None:
+        return trie_pattern(dict.fromkeys(self.triggers, ""))
+
+    @cached_property
+    def content_pattern(self) -> re.Pattern[str] | None:
+        return trie_pattern(dict.fromkeys(self.content_triggers, ""))
+
+    @cached_property
+    def filtered_pattern(self) -> re.Pattern[str] | None:
+        """The one-shot pattern: each trigger followed by the lookahead its families' ``trigger_heads`` declare.
+
+        Positions where every owner would decline are never visited (the
+        stream keeps the literal pattern: a head may still be arriving there).
+        """
+        return trie_pattern({t: _guard(t, self.owners.get(t, ())) for t in self.content_triggers})
+
+    @cached_property
+    def filtered_call_pattern(self) -> re.Pattern[str] | None:
+        return trie_pattern({t: _guard(t, self.owners[t]) for t in self.triggers})
+
+    @cached_property
+    def content_prefixes(self) -> frozenset[str]:
+        return frozenset(t[:k] for t in self.content_triggers for k in range(1, len(t)))
+
+    @cached_property
+    def trigger_starts(self) -> re.Pattern[str]:
+        """The first characters of every trigger: a text with none of them cannot hold one, or its start."""
+        return re.compile("[" + "".join(sorted({re.escape(t[0]) for t in self.content_triggers})) + "]")
+
+    @cached_property
+    def possible_start(self) -> re.Pattern[str]:
+        """Where a trigger could begin in a chunk: its first two characters, or its first at the chunk's end.
+
+        Sharper than ``trigger_starts`` for triggers that open with a letter
+        (``functools[``, ``Action:``): "found" holds an ``f`` but no place a
+        trigger can start.
+        """
+        everything = self.content_triggers
+        pattern = trie_pattern({**{t[0]: r"\Z" for t in everything}, **dict.fromkeys((t[:2] for t in everything), "")})
+        assert pattern is not None
+        return pattern
+
+    @cached_property
+    def watch_pattern(self) -> re.Pattern[str]:
+        """Streaming's one question per chunk of prose: the leftmost whole trigger, or else the
+        suffix that is a proper prefix of one (text to hold back until the next chunk)."""
+        pattern = trie_pattern({**dict.fromkeys(self.content_prefixes, r"\Z"), **dict.fromkeys(self.content_triggers, "")})
+        assert pattern is not None
+        return pattern
+
     def search(self, text: str, pos: int) -> re.Match[str] | None:
         return self.pattern.search(text, pos) if self.pattern is not None else None
+
+
+class ToolScanner:
+    """The one-shot scanner for a tool list: the family set's shared scanner plus the tools' triggers.
+
+    The offered tools' triggers (``<read_file>`` for an offered ``read_file``)
+    differ with every tool list. Compiled into the families' trie they would
+    cost a whole new trie per list (~20 ms, once per agent, but once per
+    scenario in an evaluation suite); kept in a small pattern of their own they
+    cost well under a millisecond, and the shared trie is compiled once. The
+    two are searched together (:class:`EitherPattern`), which visits exactly
+    the positions the combined trie would. Streams keep one combined
+    :class:`TriggerScanner`: their hold-back logic wants one pattern.
+    """
+
+    def __init__(self, shared: TriggerScanner, families: Sequence[CallFamily], ctx: ParseContext) -> None:
+        own: dict[str, list[CallFamily]] = {}
+        for family in families:
+            for trigger in family.tool_triggers(ctx):
+                if trigger and family not in own.get(trigger, ()):
+                    own.setdefault(trigger, []).append(family)
+        owners = {t: list(fs) for t, fs in shared.owners.items()}
+        for trigger, families_of in own.items():
+            owners.setdefault(trigger, []).extend(f for f in families_of if f not in owners[trigger])
+        self.owners = owners
+        self.shared = shared
+        self.triggers = sorted(owners, key=len, reverse=True)
+        self.candidates = candidates_by_trigger(owners)
+        self.closer_of = shared.closer_of
+        self.content_triggers = shared.content_triggers | frozenset(own)
+        tools_literal = trie_pattern(dict.fromkeys(own, ""))
+        tools_filtered = trie_pattern({t: _guard(t, own[t]) for t in own})
+        self.pattern = EitherPattern(shared.pattern, tools_literal)
+        self.content_pattern = EitherPattern(shared.content_pattern, tools_literal)
+        self.filtered_pattern = EitherPattern(shared.filtered_pattern, tools_filtered)
+        self.filtered_call_pattern = EitherPattern(shared.filtered_call_pattern, tools_filtered)
+
+    def search(self, text: str, pos: int) -> re.Match[str] | None:
+        return self.pattern.search(text, pos)
+
+
+Searcher = Callable[[str, int], "re.Match[str] | None"]
+
+
+class EitherPattern:
+    """Two patterns searched as one: the leftmost match of either, the longer where both match.
+
+    That is the match the alternation of both would give, since each pattern
+    yields its longest trigger whose head holds. A scan asks for the next
+    match from ever later positions, so :meth:`searcher` remembers each
+    pattern's next match and searches a pattern again only once the scan has
+    passed it: re-searching both from every position would re-read the text
+    behind a rare trigger once per common one, quadratic on a flood.
+    """
+
+    def __init__(self, first: re.Pattern[str] | None, second: re.Pattern[str] | None) -> None:
+        self.patterns = tuple(p for p in (first, second) if p is not None)
+
+    def searcher(self) -> Searcher:
+        """A search function for one text, to be called with non-decreasing positions."""
+        patterns = self.patterns
+        found: list[re.Match[str] | None] = [None] * len(patterns)
+        searched_from = [-1] * len(patterns)
+        seen: list[str | None] = [None]
+
+        def search(text: str, pos: int) -> re.Match[str] | None:
+            if text is not seen[0]:
+                seen[0] = text
+                searched_from[:] = [-1] * len(patterns)
+            best: re.Match[str] | None = None
+            for i, pattern in enumerate(patterns):
+                match = found[i]
+                if searched_from[i] < 0 or searched_from[i] > pos or (match is not None and match.start() < pos):
+                    match = found[i] = pattern.search(text, pos)
+                    searched_from[i] = pos
+                if match is not None and (
+                    best is None or match.start() < best.start() or (match.start() == best.start() and match.end() > best.end())
+                ):
+                    best = match
+            return best
+
+        return search
+
+    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        return self.searcher()(text, pos)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        """Non-overlapping matches left to right, like :meth:`re.Pattern.finditer`."""
+        search = self.searcher()
+        pos = 0
+        while pos <= len(text) and (match := search(text, pos)) is not None:
+            yield match
+            pos = match.end() if match.end() > match.start() else match.start() + 1
+
+
+def _searcher(pattern: re.Pattern[str] | EitherPattern | None) -> Searcher:
+    if pattern is None:
+        return _no_match
+    if isinstance(pattern, EitherPattern):
+        return pattern.searcher()
+    return pattern.search
+
+
+def candidates_by_trigger(owners: dict[str, list[CallFamily]]) -> dict[str, tuple[Candidate, ...]]:
+    """For each trigger, the families to try when it matches: owners of it and of its prefixes.
+
+    By descending priority, the longer trigger first on ties.
+    """
+    triggers = sorted(owners, key=len, reverse=True)
+    candidates: dict[str, tuple[Candidate, ...]] = {}
+    for trigger in triggers:
+        found = [Candidate(family, shorter) for shorter in triggers if trigger.startswith(shorter) for family in owners[shorter]]
+        found.sort(key=lambda c: (-c.family.priority, -len(c.trigger)))
+        candidates[trigger] = tuple(found)
+    return candidates
 
 
 def _tool_triggers(family: CallFamily, ctx: ParseContext | None, anchored: bool) -> tuple[str, ...]:
@@ -146,27 +288,38 @@ def trie_pattern(guards: dict[str, str]) -> re.Pattern[str] | None:
     return re.compile(emit(root))
 
 
-_SCANNERS: dict[tuple[tuple[str, ...], tuple[str, ...], bool], TriggerScanner] = {}
+Scanner = TriggerScanner | ToolScanner
+_SCANNERS: dict[tuple[tuple[str, ...], tuple[str, ...], bool], Scanner] = {}
 #: scanners kept for distinct (family set, offered-tool triggers) pairs; the oldest goes first
 MAX_SCANNERS = 64
 
 
-def scanner_for(families: Sequence[CallFamily], ctx: ParseContext | None = None, anchored: bool = False) -> TriggerScanner:
+def scanner_for(families: Sequence[CallFamily], ctx: ParseContext | None = None, anchored: bool = False) -> Scanner:
     """The cached scanner for this family set and the triggers the offered tools add.
 
-    ``anchored`` adds the triggers only an answer's start can be
-    (:meth:`CallFamily.context_triggers`): a stream watches for those, one-shot
-    parsing tries them once. Families are registry singletons, and the triggers
-    they add are a function of the tool names, so one scanner serves every tool
-    list with the same names (and one every list when no family adds any).
+    ``anchored`` asks for a stream's scanner: one :class:`TriggerScanner` that
+    also watches for the triggers only an answer's start can be
+    (:meth:`CallFamily.context_triggers`); one-shot parsing tries those once
+    and gets a :class:`ToolScanner` when the tools add triggers. Families are
+    registry singletons, and the triggers they add are a function of the tool
+    names, so one scanner serves every tool list with the same names (and one
+    every list when no family adds any).
     """
     extra = tuple(sorted({t for f in families for t in _tool_triggers(f, ctx, anchored)}))
-    key = (tuple(f.name for f in families), extra, anchored)
+    key = (tuple(f.name for f in families), extra, anchored and bool(extra))
     scanner = _SCANNERS.get(key)
     if scanner is None:
         if len(_SCANNERS) >= MAX_SCANNERS:
             _SCANNERS.pop(next(iter(_SCANNERS)))
-        scanner = _SCANNERS[key] = TriggerScanner(families, ctx if extra else None, anchored)
+        if not extra:
+            scanner = TriggerScanner(families)
+        elif anchored:
+            scanner = TriggerScanner(families, ctx, anchored=True)
+        else:
+            shared = scanner_for(families)
+            assert isinstance(shared, TriggerScanner) and ctx is not None
+            scanner = ToolScanner(shared, families, ctx)
+        _SCANNERS[key] = scanner
     return scanner
 
 
@@ -224,7 +377,7 @@ def try_extract(candidates: Sequence[Candidate], text: str, pos: int, ctx: Parse
 
 def scan_text(
     text: str,
-    scanner: TriggerScanner,
+    scanner: Scanner,
     ctx: ParseContext,
     start: int = 0,
     reasoning: bool = False,
@@ -251,7 +404,7 @@ def scan_text(
     if not text:
         return result
     anchor, anchor_trigger = _anchor(text, start, anchored) if anchored else (-1, "")
-    search = pattern.search if pattern is not None else _no_match
+    search = _searcher(pattern)
     match = search(text, start)
     if match is None and anchor < 0:
         return result
@@ -343,7 +496,9 @@ class CompositeParser:
     def stream_scanner(self) -> TriggerScanner:
         """The scanner a stream watches with: the families' triggers plus the offered tools'."""
         if self._stream_scanner is None:
-            self._stream_scanner = scanner_for(self.families, self.ctx, anchored=True) if self.anchored else self.scanner
+            scanner = scanner_for(self.families, self.ctx, anchored=True)
+            assert isinstance(scanner, TriggerScanner)
+            self._stream_scanner = scanner
         return self._stream_scanner
 
     def can_parse(self, response: Any) -> bool:
