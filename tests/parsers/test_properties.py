@@ -301,7 +301,8 @@ HOSTILE_TOOLS = [Tool("f", parameters={"type": "object", "properties": {"a": {"t
 def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
     cases: list[tuple[str, str, Callable[[int], str]]] = []
     for name in FAMILIES:
-        for trigger in get_family(name).triggers:
+        family = get_family(name)
+        for trigger in (*family.triggers, *family.offered_triggers, *family.tool_triggers(ParseContext(HOSTILE_TOOLS))):
             cases.append((name, f"{trigger!r}*n", lambda n, t=trigger: t * (n // len(t))))
             unit = trigger + 'f{"a":['
             cases.append((name, f"({trigger!r}+'f{{\"a\":[')*n", lambda n, u=unit: u * (n // len(u))))
@@ -323,6 +324,13 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
         "unescaped quotes in call arguments": lambda n: '<tool_call>{"name": "f", "arguments": {"a": "x" y' * (n // 50),
         "unescaped quotes in bare JSON": lambda n: '{"a": "x" y' * (n // 11),
         "many calls before one closer": lambda n: "<|python_tag|>" + '{"name": "f", "parameters": {}}; ' * (n // 33) + "<|eom_id|>",
+        # the families whose markers come from the offered tool `f`
+        "tool element heads": lambda n: "<f>\n<a>" * (n // 7),
+        "tool elements, valid calls": lambda n: "<f>\n<a>x</a>\n</f>\n" * (n // 18),
+        "tool elements in hermes tags": lambda n: "<tool_call><f><a>x</a>" * (n // 22),
+        "python fences of calls": lambda n: "```py\nf()\n" * (n // 10),
+        "python fences of printed calls": lambda n: "```\nprint(f(a='x'))\n```\n" * (n // 24),
+        "react steps": lambda n: "Action: f\nAction Input: x\n" * (n // 27),
     }
     # openers of the newer families followed by the start of a body that never completes
     openers = ["<|tools_prefix|>", "<|function_call|>", "<|message_sep|>", "<seed:think>", "<longcat_tool_call>",

@@ -102,7 +102,8 @@ def test_one_shot_with_tools_reuses_the_families_trie() -> None:
     first = scanner_for(ALL_FAMILIES, ParseContext([Tool("read_file")]))
     second = scanner_for(ALL_FAMILIES, ParseContext([Tool("list_dir"), Tool("grep")]))
     assert isinstance(first, ToolScanner) and isinstance(second, ToolScanner)
-    assert first.shared is second.shared is scanner_for(ALL_FAMILIES)
+    assert first.shared is second.shared is not scanner_for(ALL_FAMILIES)
+    assert "pythonic" in {f.name for f in first.shared.owners["```"]}  # any tool list's: in the shared trie
     assert "<read_file>" in first.candidates and "<read_file>" not in second.candidates
     assert [c.family.name for c in second.candidates["<grep>"]] == ["cline_xml"]
 
@@ -166,7 +167,7 @@ def test_filtered_scan_keeps_every_rendered_call(family: str) -> None:
 
 def test_heads_are_valid_regexes_for_own_triggers() -> None:
     for family in ALL_FAMILIES:
-        owned = (*family.triggers, *family.tool_triggers(CONTEXTS[1]))
+        owned = (*family.triggers, *family.offered_triggers, *family.tool_triggers(CONTEXTS[1]))
         for trigger, head in family.trigger_heads.items():
             assert trigger in owned, f"{family.name}: head for a trigger it does not own: {trigger!r}"
             re.compile(head)

@@ -78,6 +78,9 @@ class CallFamily(ABC):
     name: ClassVar[str]
     #: literal strings that may begin a call of this family
     triggers: ClassVar[tuple[str, ...]] = ()
+    #: more such strings, watched for only while some tool is offered, whatever its name (a
+    #: Python code fence may hold calls of offered tools; without tools it is code being shown)
+    offered_triggers: ClassVar[tuple[str, ...]] = ()
     #: when two families' triggers start at the same index, higher wins
     priority: ClassVar[int] = 50
     #: included when parsing with ``format="auto"``
@@ -118,13 +121,14 @@ class CallFamily(ABC):
         return self.trigger_heads.get(trigger)
 
     def tool_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
-        """Triggers that exist only when tools are offered, and may stand anywhere.
+        """Triggers made of the offered tools' names, which may stand anywhere.
 
-        Cline-style ``<read_file>`` for an offered ``read_file``, or a Python
-        code fence that may hold calls of offered tools: without the tools
-        such text is markup or code, so the trigger is not watched for at all
-        (and a stream does not hold it back). One-shot parsing and streams
-        search for these like ``triggers``. Most families have none.
+        Cline-style ``<read_file>`` for an offered ``read_file``: without that
+        tool such text is markup, so the trigger is not watched for at all (and
+        a stream does not hold it back). One-shot parsing and streams search
+        for these like ``triggers``, in a small pattern of their own (the
+        families' shared one is not compiled again for every tool list). Most
+        families have none.
         """
         return ()
 

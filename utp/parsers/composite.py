@@ -56,10 +56,11 @@ class TriggerScanner:
     each need only some of them.
     """
 
-    def __init__(self, families: Sequence[CallFamily], ctx: ParseContext | None = None, anchored: bool = True) -> None:
+    def __init__(self, families: Sequence[CallFamily], ctx: ParseContext | None = None, anchored: bool = True, named: bool = True) -> None:
+        """``ctx``'s tools add their triggers: those of any tool list, and with ``named`` those of these names."""
         owners: dict[str, list[CallFamily]] = {}
         for family in families:
-            for trigger in (*family.triggers, *_tool_triggers(family, ctx, anchored)):
+            for trigger in (*family.triggers, *_offered_triggers(family, ctx), *(_named_triggers(family, ctx, anchored) if named else ())):
                 if trigger and family not in owners.get(trigger, ()):
                     owners.setdefault(trigger, []).append(family)
         self.owners = owners
@@ -132,14 +133,16 @@ class TriggerScanner:
 class ToolScanner:
     """The one-shot scanner for a tool list: the family set's shared scanner plus the tools' triggers.
 
-    The offered tools' triggers (``<read_file>`` for an offered ``read_file``)
-    differ with every tool list. Compiled into the families' trie they would
-    cost a whole new trie per list (~20 ms, once per agent, but once per
-    scenario in an evaluation suite); kept in a small pattern of their own they
-    cost well under a millisecond, and the shared trie is compiled once. The
-    two are searched together (:class:`EitherPattern`), which visits exactly
-    the positions the combined trie would. Streams keep one combined
-    :class:`TriggerScanner`: their hold-back logic wants one pattern.
+    Triggers made of the offered tools' names (``<read_file>`` for an offered
+    ``read_file``) differ with every tool list. Compiled into the families'
+    trie they would cost a whole new trie per list (~20 ms: once per agent,
+    but once per scenario in an evaluation suite); kept in a small pattern of
+    their own they cost about a millisecond, and the shared trie (with the
+    triggers of any tool list, :attr:`CallFamily.offered_triggers`) is
+    compiled once. The two are searched together (:class:`EitherPattern`),
+    which visits exactly the positions the combined trie would. Streams keep
+    one combined :class:`TriggerScanner`: their hold-back logic wants one
+    pattern.
     """
 
     def __init__(self, shared: TriggerScanner, families: Sequence[CallFamily], ctx: ParseContext) -> None:
@@ -150,7 +153,8 @@ class ToolScanner:
                     own.setdefault(trigger, []).append(family)
         owners = {t: list(fs) for t, fs in shared.owners.items()}
         for trigger, families_of in own.items():
-            owners.setdefault(trigger, []).extend(f for f in families_of if f not in owners[trigger])
+            known = owners.setdefault(trigger, [])
+            known.extend(f for f in families_of if f not in known)
         self.owners = owners
         self.shared = shared
         self.triggers = sorted(owners, key=len, reverse=True)
@@ -244,9 +248,14 @@ def candidates_by_trigger(owners: dict[str, list[CallFamily]]) -> dict[str, tupl
     return candidates
 
 
-def _tool_triggers(family: CallFamily, ctx: ParseContext | None, anchored: bool) -> tuple[str, ...]:
-    """The triggers ``family`` adds for ``ctx``'s tools: those found anywhere, and the anchored ones if asked."""
-    if ctx is None:
+def _offered_triggers(family: CallFamily, ctx: ParseContext | None) -> tuple[str, ...]:
+    """The triggers ``family`` watches for while any tool is offered."""
+    return family.offered_triggers if ctx is not None and ctx.has_tools else ()
+
+
+def _named_triggers(family: CallFamily, ctx: ParseContext | None, anchored: bool) -> tuple[str, ...]:
+    """The triggers ``family`` makes of ``ctx``'s tool names: those found anywhere, and the anchored ones if asked."""
+    if ctx is None or not ctx.has_tools:
         return ()
     return (*family.tool_triggers(ctx), *(family.context_triggers(ctx) if anchored else ()))
 
@@ -289,7 +298,7 @@ def trie_pattern(guards: dict[str, str]) -> re.Pattern[str] | None:
 
 
 Scanner = TriggerScanner | ToolScanner
-_SCANNERS: dict[tuple[tuple[str, ...], tuple[str, ...], bool], Scanner] = {}
+_SCANNERS: dict[tuple[tuple[str, ...], bool, tuple[str, ...], bool], Scanner] = {}
 #: scanners kept for distinct (family set, offered-tool triggers) pairs; the oldest goes first
 MAX_SCANNERS = 64
 
@@ -300,27 +309,42 @@ def scanner_for(families: Sequence[CallFamily], ctx: ParseContext | None = None,
     ``anchored`` asks for a stream's scanner: one :class:`TriggerScanner` that
     also watches for the triggers only an answer's start can be
     (:meth:`CallFamily.context_triggers`); one-shot parsing tries those once
-    and gets a :class:`ToolScanner` when the tools add triggers. Families are
-    registry singletons, and the triggers they add are a function of the tool
-    names, so one scanner serves every tool list with the same names (and one
-    every list when no family adds any).
+    and gets a :class:`ToolScanner` when the tools' names add triggers.
+    Families are registry singletons, and the triggers they add are a
+    function of the tool names, so one scanner serves every tool list with
+    the same names (and one every tool list when no family adds any).
     """
-    extra = tuple(sorted({t for f in families for t in _tool_triggers(f, ctx, anchored)}))
-    key = (tuple(f.name for f in families), extra, anchored and bool(extra))
+    named = tuple(sorted({t for f in families for t in _named_triggers(f, ctx, anchored)}))
+    if not named:
+        return _shared_scanner(families, ctx)
+    key = (tuple(f.name for f in families), True, named, anchored)
     scanner = _SCANNERS.get(key)
     if scanner is None:
-        if len(_SCANNERS) >= MAX_SCANNERS:
-            _SCANNERS.pop(next(iter(_SCANNERS)))
-        if not extra:
-            scanner = TriggerScanner(families)
-        elif anchored:
+        assert ctx is not None
+        if anchored:
             scanner = TriggerScanner(families, ctx, anchored=True)
         else:
-            shared = scanner_for(families)
-            assert isinstance(shared, TriggerScanner) and ctx is not None
-            scanner = ToolScanner(shared, families, ctx)
-        _SCANNERS[key] = scanner
+            scanner = ToolScanner(_shared_scanner(families, ctx), families, ctx)
+        _remember(key, scanner)
     return scanner
+
+
+def _shared_scanner(families: Sequence[CallFamily], ctx: ParseContext | None) -> TriggerScanner:
+    """The scanner of the families' own triggers, plus those of any tool list when ``ctx`` offers tools."""
+    with_tools = ctx is not None and ctx.has_tools
+    key = (tuple(f.name for f in families), with_tools, (), False)
+    scanner = _SCANNERS.get(key)
+    if scanner is None:
+        scanner = TriggerScanner(families, ctx if with_tools else None, named=False)
+        _remember(key, scanner)
+    assert isinstance(scanner, TriggerScanner)
+    return scanner
+
+
+def _remember(key: tuple[tuple[str, ...], bool, tuple[str, ...], bool], scanner: Scanner) -> None:
+    if len(_SCANNERS) >= MAX_SCANNERS:
+        _SCANNERS.pop(next(iter(_SCANNERS)))
+    _SCANNERS[key] = scanner
 
 
 @dataclass

@@ -37,7 +37,9 @@ class FencedFamily(CallFamily):
     triggers = (FENCE,)
     priority = 20
     #: an info string on the fence's line, then a body opening with ``{`` or ``[`` (scan lookahead)
-    trigger_heads = {FENCE: r"[^\n]{0,60}+\n\s*+[{\[]"}  # possessive: giving back cannot make a newline
+    #: possessive: giving back cannot make a newline; no backtick, as in CommonMark's info string
+    #: (``_label`` refuses one), so a run of backticks fails at its first character
+    trigger_heads = {FENCE: r"[^\n`]{0,60}+\n\s*+[{\[]"}
     aliases = ("markdown", "fenced_json", "code_block")
     summary = "```json fenced call JSON (also ```tool_call / ```tool_code labels)"
 

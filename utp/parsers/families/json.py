@@ -41,7 +41,7 @@ _QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY})
 #: ``_OBJECT_START`` with a call key, as a lookahead; the cheap character checks come first
 #: because a flood of ``{`` must fail each position in a few regex steps
 _KEY_HEAD = (
-    r"(?:(?=[\s\\\"'A-Za-z_])(?=\s*+\\?+[\"']?+[A-Za-z_])\s*\\?[\"']?(?i:"
+    r"(?=[\s\\\"'A-Za-z_])(?:(?=\s*+\\?+[\"']?+[A-Za-z_])\s*\\?[\"']?(?i:"
     + "|".join(sorted(_CALL_KEYS, key=len, reverse=True))
     + r")(?![\w\-])"
     + r"|\s*+\\?+[\"'](?i:"

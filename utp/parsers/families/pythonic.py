@@ -59,8 +59,9 @@ _FENCE_HEAD_RE = re.compile(_FENCE_HEAD)
 _FENCE_HEAD_PARTIAL = re.compile(r"[ \t]*(?:\r?\n?\s*(?:\[\s*)?)?")
 #: a code fence, which may hold calls of offered tools when its label is Python's or missing
 CODE_FENCE = "```"
-#: its opening line (a Python label or none), then a call, ``print(call)`` or a call list
-_CODE_FENCE_HEAD = r"[ \t]*+(?:[Pp]ython3?+|py)?+[ \t]*+\r?\n\s*+(?:print\s*+\(\s*+)?+(?:\[\s*+)?+[A-Za-z_]"
+#: its opening line (a Python label or none), then a call, ``print(call)`` or a call list; the one-character
+#: lookahead first, so a run of backticks fails each position in one regex step
+_CODE_FENCE_HEAD = r"(?=[ \t\r\nPp])[ \t]*+(?:[Pp]ython3?+|py)?+[ \t]*+\r?\n\s*+(?:print\s*+\(\s*+)?+(?:\[\s*+)?+[A-Za-z_]"
 _CODE_FENCE_OPENING = re.compile(r"```[ \t]*(?:[Pp]ython3?|py)?[ \t]*\r?\n")
 #: what may still grow into that opening line (streaming: wait for more text)
 _CODE_FENCE_PARTIAL = re.compile(r"```[ \t]*(?:[Pp](?:y(?:t(?:h(?:o(?:n3?)?)?)?)?)?)?[ \t]*\r?")
@@ -209,16 +210,14 @@ class PythonicFamily(CallFamily):
         **dict.fromkeys(WRAPPERS, _WRAPPED_SCAN_HEAD),
         CODE_FENCE: _CODE_FENCE_HEAD,
     }
+    #: a code fence, once tools are offered: Gemma/Gemini write ```` ```python ```` calls of them
+    offered_triggers = (CODE_FENCE,)
     aliases = ("python", "llama3_pythonic", "llama4_pythonic", "lfm2", "olmo3")
     summary = "Pythonic: [f(a=1, b='x'), g()] (also <|tool_call_start|>[...]<|tool_call_end|>, <|python_start|>[...]<|python_end|> and <function_calls>f(a=1)</function_calls>)"
 
     def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
         """``NAME(`` for each offered tool named like a Python callable: the start of a bracketless answer."""
         return tuple(f"{name}(" for name in ctx.by_name if _CALLABLE_NAME.fullmatch(name))
-
-    def tool_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
-        """A code fence, once tools are offered: Gemma/Gemini write ```` ```python ```` calls of them."""
-        return (CODE_FENCE,) if ctx.has_tools else ()
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == "[":
