@@ -96,6 +96,22 @@ def test_the_same_element_in_a_tool_call_tag_is_read_by_hermes() -> None:
     assert (call.name, call.arguments, call.format) == ("read_file", {"path": "a.py"}, "hermes")
 
 
+@pytest.mark.parametrize(
+    ("unit", "visits"),
+    [
+        ("<read_file>\n<path>", 1),  # never closed: only the last one (the output may end inside it) is tried
+        ("<read_file><path>x</path>", 1),
+        ("<tool_call><read_file><path>x</path>", 2),  # the last <tool_call> and the last <read_file>
+        ("<read_file>\n<path>x</path>\n</read_file>\n", 1000),  # every one a call
+    ],
+)
+def test_unclosed_elements_are_decided_by_the_scan_not_one_extract_each(unit: str, visits: int) -> None:
+    """The heads look ahead for the element's closer before it reopens: a flood costs one regex pass."""
+    text = unit * 1000
+    scanner = get_parser("auto", TOOLS).scanner
+    assert len(list(scanner.filtered_call_pattern.finditer(text))) == visits
+
+
 def test_reasoning_tag_names_add_no_trigger() -> None:
     parser = get_parser("auto", [Tool("think"), READ_FILE])
     owners = {c.family.name for c in parser.scanner.candidates.get("<think>", ())}

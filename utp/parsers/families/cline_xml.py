@@ -53,9 +53,15 @@ class ClineXmlFamily(CallFamily):
         return tuple(t for t in triggers if t not in _RESERVED)
 
     def trigger_head(self, trigger: str) -> str | None:
-        """Blanks, then the element's own closer or a parameter element (the same element again is a flood)."""
+        """Further on, the closer before the element opens again, or neither (a call cut off); and first
+        blanks, then the element's own closer or a parameter element (the same element again is a flood).
+
+        The second lookahead stops at the next ``<NAME>``, so the lookaheads of
+        all occurrences read the text once between them: a flood of unclosed
+        elements costs one regex pass, not one ``extract`` per element.
+        """
         name = re.escape(trigger[1:-1])
-        return rf"\s*+(?:</{name}>|<(?!{name}>)[A-Za-z_])"
+        return rf"(?=[^<]*+(?:<(?!/?{name}>)[^<]*+)*+(?:</{name}>|\Z))\s*+(?:</{name}>|<(?!{name}>)[A-Za-z_])"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         name = trigger[1:-1]

@@ -82,8 +82,12 @@ def _body_head(tag: str) -> str:
     else:
         json_head += "|```"  # a fenced block inside a call tag
     # an element naming the tool is followed by a parameter element, its closer or the end (not by
-    # the tag again: a flood of "<tool_call><a>" is decided here, not in Python)
-    named = rf"<(?!{tag}>)[A-Za-z_][\w.\-]{{0,100}}+>\s*+(?:<(?!{tag}>)|\Z)"
+    # the tag again: a flood of "<tool_call><a>" is decided here, not in Python); further on, its
+    # closing tag comes before the tag opens again, or neither does (a call cut off). That check
+    # stops at the next opener, so a flood of "<tool_call><f><a>x</a>" is one regex pass
+    element = f"element_{tag}"
+    closed_in_time = rf"(?=[^<]*+(?:<(?!/(?P={element})>|{tag}>)[^<]*+)*+(?:</(?P={element})>|\Z))"
+    named = rf"<(?!{tag}>)(?P<{element}>[A-Za-z_][\w.\-]{{0,100}}+)>{closed_in_time}\s*+(?:<(?!{tag}>)|\Z)"
     return rf"\s*(?:{json_head}|[A-Za-z_]|<(?:name|tool_name|function)>|{named})"
 
 
