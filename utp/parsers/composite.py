@@ -71,9 +71,6 @@ class TriggerScanner:
         #: inside a call span belongs to the call, exactly as when streaming
         self.content_triggers = frozenset(self.triggers) | frozenset(self.closer_of)
         self.max_content_trigger = max(len(t) for t in self.content_triggers)
-        #: every proper prefix of every trigger (the streaming parser holds these back)
-        self.prefixes = frozenset(t[:k] for t in self.triggers for k in range(1, len(t)))
-        self.max_trigger = max((len(t) for t in self.triggers), default=0)
 
     @cached_property
     def pattern(self) -> re.Pattern[str] | None:
@@ -98,6 +95,7 @@ class TriggerScanner:
 
     @cached_property
     def content_prefixes(self) -> frozenset[str]:
+        """Every proper prefix of every trigger and reasoning opener (a stream holds these back)."""
         return frozenset(t[:k] for t in self.content_triggers for k in range(1, len(t)))
 
     @cached_property
