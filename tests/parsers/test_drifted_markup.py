@@ -14,6 +14,12 @@
 * Gemma 3 4B behind an OpenAI-compatible server answered with Google's
   ```` ```tool_code ```` convention, ``print(...)`` around the call, and an
   empty ``tool_calls`` list (a chat-completion JSON quoted in a public repository).
+* Llama 3.3 through Ollama answered pydantic-ai's weather agent with
+  ``<|python_tag|>get_lat_lng(args=["Zurich"])``: Python's ``*args`` written as
+  a keyword (quoted in a public port of that example, pointing to
+  pydantic/pydantic-ai#437). Llama 3.1 also writes its built-in tools'
+  ``NAME.call(...)`` syntax for tools of its own; other parsers' test suites
+  accept ``<|python_tag|>get_weather.call(location="Tokyo")``.
 """
 
 from __future__ import annotations
@@ -120,3 +126,33 @@ def test_a_closing_tag_without_a_call_stays_content() -> None:
 )
 def test_streaming_any_single_and_double_cut_matches_one_shot(text: str) -> None:
     assert_every_cut_matches(text, TOOLS, step=6)
+
+
+GET_LAT_LNG = Tool(
+    "get_lat_lng",
+    parameters={"type": "object", "properties": {"location_description": {"type": "string"}}, "required": ["location_description"]},
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['<|python_tag|>get_lat_lng(args=["Zurich"])', '[get_lat_lng(args=["Zurich"])]', '<|python_tag|>get_lat_lng(kwargs={"location_description": "Zurich"})'],
+)
+def test_packed_args_and_kwargs_are_spread_onto_the_tools_parameters(text: str) -> None:
+    [call] = parse_response(text, tools=[GET_LAT_LNG]).tool_calls
+    assert (call.name, call.arguments) == ("get_lat_lng", {"location_description": "Zurich"})
+    assert any("spread" in repair for repair in call.repairs)
+
+
+def test_a_parameter_named_args_keeps_its_list() -> None:
+    tool = Tool("run", parameters={"type": "object", "properties": {"args": {"type": "array"}}})
+    [call] = parse_response('[run(args=["-v"])]', tools=[tool]).tool_calls
+    assert call.arguments == {"args": ["-v"]} and call.repairs == []
+
+
+def test_builtin_call_syntax_for_a_tool_of_its_own() -> None:
+    parsed = parse_response('<|python_tag|>get_weather.call(city="Tokyo")<|eom_id|>', tools=TOOLS)
+    assert [(c.name, c.arguments, c.known) for c in parsed.tool_calls] == [("get_weather", {"city": "Tokyo"}, True)]
+    assert parsed.content == ""
+    flagged = parse_response('<|python_tag|>get_forecast.call(city="Tokyo")', tools=TOOLS)
+    assert [(c.name, c.known) for c in flagged.tool_calls] == [("get_forecast", False)]  # flagged, never dropped

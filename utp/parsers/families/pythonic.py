@@ -169,25 +169,47 @@ def arguments_of(raw: RawCall, tool: Tool | None, repairs: list[str]) -> dict[st
     is the arguments themselves, unless the tool takes exactly one parameter
     and it is an object.
     """
-    arguments = dict(raw.keywords)
-    if not raw.positional:
+    positional, arguments = _unpacked(raw, tool, repairs)
+    if not positional:
         return arguments
-    if not arguments and len(raw.positional) == 1 and isinstance(raw.positional[0], dict) and not _takes_one_object(tool):
+    if not arguments and len(positional) == 1 and isinstance(positional[0], dict) and not _takes_one_object(tool):
         repairs.append("one object argument read as the arguments")
-        return dict(raw.positional[0])
+        return dict(positional[0])
     order = [p for p in (tool.properties if tool else {}) if p not in arguments]
-    for index, value in enumerate(raw.positional):
+    for index, value in enumerate(positional):
         if index < len(order):
             arguments[order[index]] = value
         else:
             arguments[f"arg{index}"] = value
     if tool is None:
-        repairs.append(f"{len(raw.positional)} positional argument(s) kept as arg0.. (tool {raw.name!r} not offered)")
-    elif len(raw.positional) > len(order):
-        repairs.append(f"{len(raw.positional) - len(order)} positional argument(s) beyond {tool.name!r}'s parameters kept as argN")
+        repairs.append(f"{len(positional)} positional argument(s) kept as arg0.. (tool {raw.name!r} not offered)")
+    elif len(positional) > len(order):
+        repairs.append(f"{len(positional) - len(order)} positional argument(s) beyond {tool.name!r}'s parameters kept as argN")
     else:
         repairs.append(f"positional argument(s) mapped onto {tool.name!r}'s parameters in schema order")
     return arguments
+
+
+def _unpacked(raw: RawCall, tool: Tool | None, repairs: list[str]) -> tuple[list[Any], dict[str, Any]]:
+    """Positional and keyword arguments, with Python's ``*args`` / ``**kwargs`` written as keywords spread out.
+
+    ``get_lat_lng(args=["Zurich"])`` (Llama 3.3 through Ollama) means the
+    positional ``"Zurich"``, and ``f(kwargs={"a": 1})`` the keyword ``a``, when
+    the offered tool has no parameter of that name.
+    """
+    positional, keywords = list(raw.positional), dict(raw.keywords)
+    if tool is None:
+        return positional, keywords
+    packed_args = keywords.get("args")
+    if isinstance(packed_args, list) and not positional and "args" not in tool.properties:
+        positional = list(keywords.pop("args"))
+        repairs.append(f"'args' list spread as positional arguments ({tool.name!r} has no 'args' parameter)")
+    packed_kwargs = keywords.get("kwargs")
+    if isinstance(packed_kwargs, dict) and "kwargs" not in tool.properties:
+        del keywords["kwargs"]
+        keywords = {**packed_kwargs, **keywords}
+        repairs.append(f"'kwargs' object spread as keyword arguments ({tool.name!r} has no 'kwargs' parameter)")
+    return positional, keywords
 
 
 def _takes_one_object(tool: Tool | None) -> bool:
