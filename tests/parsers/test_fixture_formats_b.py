@@ -20,7 +20,7 @@ from utp.parsers.base import ParseContext, registered_families
 from utp.parsers.streaming import CallReady, ContentDelta, StreamParser, stream_parse
 from utp.types import DiagnosticKind, Tool, ToolCall
 
-from .conftest import assert_stream_matches, streamed
+from .conftest import assert_every_cut_matches, assert_stream_matches, streamed
 from .test_scan_filter import _same_scan
 
 FAMILIES = registered_families()
@@ -195,6 +195,55 @@ def test_minicpm4_values_trimmed_typed_and_cdata_verbatim() -> None:
     assert calls(text, tools=typed("f", n="integer", s="string", c="string")) == [("f", {"n": 42, "s": "00123", "c": "  a</param>b "})]
     single = "<function name='f'>\n  <param name='q'>x</param>\n</function>"
     assert calls(single) == [("f", {"q": "x"})]
+
+
+@pytest.mark.parametrize(
+    ("text", "want", "repaired"),
+    [
+        # Claude's parameter element inside MiniCPM's function element (a leaked-markup shape other
+        # projects' scrubbers test for: <function name="execute"><parameter name="command">…)
+        ('<function name="execute">\n<parameter name="command">ls -la</parameter>\n</function>', [("execute", {"command": "ls -la"})], False),
+        ('<function name="f"><param name="a">1</param><parameter name="b">x</parameter></function>', [("f", {"a": 1, "b": "x"})], False),
+        ('<function name="get_weather">{"city": "Paris"}</function>', [("get_weather", {"city": "Paris"})], False),
+        ('<function name="get_weather">\n{"city": "Paris",}\n</function>', [("get_weather", {"city": "Paris"})], True),
+    ],
+)
+def test_minicpm4_drifted_bodies(text: str, want: list, repaired: bool) -> None:
+    parsed = parse_response(text)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == want
+    assert parsed.content == "" and bool(parsed.tool_calls[0].repairs) == repaired
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ('<function name="get_weather">{"city": "Par', DiagnosticKind.TRUNCATED),
+        ('<function name="get_weather">{"city": "Paris"} and then</function>', DiagnosticKind.UNPARSEABLE),
+    ],
+)
+def test_minicpm4_json_body_that_cannot_run_is_reported(text: str, kind: DiagnosticKind) -> None:
+    parsed = parse_response(text)
+    assert parsed.tool_calls == [] and [d.kind for d in parsed.diagnostics] == [kind]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Run it.\n<function name="execute">\n<parameter name="command">ls -la</parameter>\n</function>\nDone.',
+        'Sure: <function name="get_weather">{"city": "Paris"}</function> ok',
+        '<invoke name="get_weather">{"city": "Paris"}</invoke>\nthen',
+    ],
+)
+def test_drifted_xml_bodies_stream_like_one_shot(text: str) -> None:
+    assert_every_cut_matches(text, None, step=5)
+
+
+def test_claude_invoke_with_a_json_body() -> None:
+    """Claude's invoke tag with JSON arguments inside: the arguments, not an empty call."""
+    for text in ('<invoke name="get_weather">{"city": "Paris"}</invoke>', '<function_calls>\n<invoke name="get_weather">\n{"city": "Paris"}\n</invoke>\n</function_calls>'):
+        parsed = parse_response(text)
+        assert [(c.name, c.arguments, c.repairs) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"}, [])]
+        assert parsed.content == ""
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from typing import Any
 
 from utp.parsers.base import Extraction
 from utp.parsers.jsonrepair import decode_json_at
-from utp.parsers.textscan import nth_forward
+from utp.parsers.textscan import find_forward, nth_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _DECODER = json.JSONDecoder()
@@ -124,3 +124,21 @@ def read_json_at(text: str, pos: int, end: int | None = None, bound: int | None 
         return decode_json_at(text, pos, end)
     except (ValueError, RecursionError):
         return None
+
+
+def json_arguments_before(
+    family: str, text: str, pos: int, body: int, closer: str, name: str
+) -> tuple[dict[str, Any], int, list[str]] | Extraction:
+    """The JSON object at ``body`` that a ``closer`` tag should end: ``(arguments, its end, repairs)``.
+
+    Otherwise the report that consumes the call: TRUNCATED when the closer
+    never comes (the output was cut off), UNPARSEABLE when it does but no
+    object stands before it. The caller checks what follows the object.
+    """
+    close = find_forward(text, closer, body)
+    read = read_json_at(text, body, None if close == -1 else close, closer_bound(text, closer, body))
+    if read is None or not isinstance(read[0], dict):
+        if close == -1:
+            return unreadable(family, text, pos, len(text), f"arguments of {name!r} are not a complete JSON object", kind=DiagnosticKind.TRUNCATED)
+        return unreadable(family, text, pos, close + len(closer), f"arguments of {name!r} are not a JSON object")
+    return read

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.familykit import closer_bound, make_call, read_json_at, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
@@ -127,7 +127,25 @@ def _schema_typed(raw: str, parameter: re.Match[str], tool: Tool | None) -> tupl
     return typed_value(raw, property_schema(tool, parameter.group("key")), untyped="json"), None
 
 
-SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, _schema_typed)
+def json_invoke_body(text: str, at: int, invoke_end: str) -> tuple[dict[str, Any], int, list[str]] | None:
+    """A JSON object written straight inside the invoke instead of parameter tags.
+
+    SGLang's "format 2" for DeepSeek's DSML, and what models write when they
+    mix Claude's invoke tag with JSON arguments (``<invoke name="f">{"a": 1}</invoke>``).
+    """
+    if not text.startswith("{", at):
+        return None
+    close = find_forward(text, invoke_end, at)
+    if close == -1:
+        return None  # the parameter reading reports the invoke as cut off
+    read = read_json_at(text, at, close, closer_bound(text, invoke_end, at))
+    if read is None or not isinstance(read[0], dict) or not text.startswith(invoke_end, skip_space(text, read[1])):
+        return None
+    value, end, repairs = read
+    return value, end, list(repairs)
+
+
+SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, _schema_typed, json_invoke_body)
 
 
 def read_invoke_block(

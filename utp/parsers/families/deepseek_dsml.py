@@ -39,11 +39,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.families.anthropic_xml import _INVOKE_TAIL, InvokeSyntax, read_invoke_block
-from utp.parsers.familykit import closer_bound, read_json_at
+from utp.parsers.families.anthropic_xml import _INVOKE_TAIL, InvokeSyntax, json_invoke_body, read_invoke_block
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.pyliteral import property_schema, typed_value
-from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
+from utp.parsers.textscan import is_proper_prefix, skip_space
 from utp.types import Tool, ToolCall
 
 #: the DSML token with each bar real outputs use: U+FF5C (the tokenizer's), ASCII, doubled
@@ -101,21 +100,7 @@ def _value(raw: str, parameter: re.Match[str], tool: Tool | None) -> tuple[Any, 
     return value, f"parameter {key!r} is JSON after repair ({'; '.join(fixes)})" if fixes else None
 
 
-def _json_body(text: str, at: int, invoke_end: str) -> tuple[dict[str, Any], int, list[str]] | None:
-    """A JSON object written straight inside the invoke instead of parameter tags (SGLang's "format 2")."""
-    if not text.startswith("{", at):
-        return None
-    close = find_forward(text, invoke_end, at)
-    if close == -1:
-        return None  # the parameter reading reports the invoke as cut off
-    read = read_json_at(text, at, close, closer_bound(text, invoke_end, at))
-    if read is None or not isinstance(read[0], dict) or not text.startswith(invoke_end, skip_space(text, read[1])):
-        return None
-    value, end, repairs = read
-    return value, end, list(repairs)
-
-
-SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, _value, _json_body)
+SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, _value, json_invoke_body)
 
 
 @register_family

@@ -28,9 +28,9 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import closer_bound, make_call, read_json_at, unreadable
+from utp.parsers.familykit import closer_bound, json_arguments_before, make_call, read_json_at, unreadable
 from utp.parsers.textscan import find_forward, skip_space
-from utp.types import Diagnostic, DiagnosticKind, ToolCall
+from utp.types import Diagnostic, ToolCall
 
 from utp.parsers.families.qwen3_coder import MAX_NAME, name_settled, read_name
 
@@ -90,12 +90,9 @@ class FunctionaryFamily(CallFamily):
             name, body, joint = drift.group(1), drift.end(), drift.group(2)
             repairs.append(f"{joint!r} instead of '>' after the function name" if joint else "no '>' after the function name")
         diagnostics: list[Diagnostic] = []
-        close = find_forward(text, FUNCTION_END, body)
-        read = read_json_at(text, body, None if close == -1 else close, closer_bound(text, FUNCTION_END, body))
-        if read is None or not isinstance(read[0], dict):
-            if close == -1:
-                return unreadable(self.name, text, pos, len(text), f"arguments of {name!r} are not a complete JSON object", kind=DiagnosticKind.TRUNCATED)
-            return unreadable(self.name, text, pos, close + len(FUNCTION_END), f"arguments of {name!r} are not a JSON object")
+        read = json_arguments_before(self.name, text, pos, body, FUNCTION_END, name)
+        if isinstance(read, Extraction):
+            return read
         arguments, end, json_repairs = read
         repairs.extend(json_repairs)
         after = skip_space(text, end)

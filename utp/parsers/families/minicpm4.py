@@ -9,10 +9,16 @@ tool's schema, and read as JSON when untyped and JSON. A call without its
 ``</function>`` is not run (the reference drops it): at the end of the output
 it is reported TRUNCATED.
 
+Models that half-remember the format write Anthropic's ``<parameter name=...>``
+children instead, or the arguments as one JSON object
+(``<function name="f">{"a": 1}</function>``); both are read, the JSON with the
+same repairs as everywhere else.
+
 ``<function=NAME>`` is Qwen3-Coder's / Functionary's; this family's trigger is
 ``<function`` followed by whitespace and a quoted ``name`` attribute, and the
-opening tag must be followed by a ``<param`` or ``</function>`` (or the end of
-the output), so prose mentioning ``<function name="x">`` stays content.
+opening tag must be followed by a parameter element, a JSON object or
+``</function>`` (or the end of the output), so prose mentioning
+``<function name="x">`` stays content.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.familykit import json_arguments_before, make_call, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -35,25 +41,25 @@ PARAM_END = "</param>"
 CDATA, CDATA_END = "<![CDATA[", "]]>"
 _ATTR = r"""name\s*=\s*(?P<q>["'])(?P<name>[^"'\n<>]{1,256})(?P=q)\s*>"""
 _FUNCTION = re.compile(r"<function\s+" + _ATTR)
-_PARAM = re.compile(r"<param\s+" + _ATTR.replace("(?P<name>", "(?P<key>"))
-#: what may follow the opening tag: a parameter, the closer, or the end of the output
-_BODY_HEAD = r"\s*+(?:<param\s|</function>|\Z)"
+_PARAM = re.compile(r"<(?P<element>param|parameter)\s+" + _ATTR.replace("(?P<name>", "(?P<key>"))
+#: what may follow the opening tag: a parameter, a JSON object, the closer, or the end of the output
+_BODY_HEAD = r"\s*+(?:<param(?:eter)?+\s|\{|</function>|\Z)"
 #: the scan lookahead after ``<function`` + one whitespace: ``_FUNCTION``'s rest (no groups, the
 #: quote pair spelled out, possessive), then ``_BODY_HEAD``
 _HEAD = r"""\s*+name\s*+=\s*+(?:"[^"'\n<>]{1,256}+"|'[^"'\n<>]{1,256}+')\s*+>""" + _BODY_HEAD
 _BODY = re.compile(_BODY_HEAD)
 
 
-def _raw_value(text: str, start: int) -> tuple[str, int, bool] | None:
-    """The value after a ``<param>`` tag: ``(raw, index of its </param>, from CDATA)``; None if unclosed."""
+def _raw_value(text: str, start: int, closer: str = PARAM_END) -> tuple[str, int, bool] | None:
+    """The value after a parameter tag: ``(raw, index of its closer, from CDATA)``; None if unclosed."""
     lead = skip_space(text, start)
     if text.startswith(CDATA, lead):
         cdata_end = find_forward(text, CDATA_END, lead + len(CDATA))
         if cdata_end != -1:
             after = skip_space(text, cdata_end + len(CDATA_END))
-            if text.startswith(PARAM_END, after):
+            if text.startswith(closer, after):
                 return text[lead + len(CDATA) : cdata_end], after, True
-    end = find_forward(text, PARAM_END, start)
+    end = find_forward(text, closer, start)
     if end == -1:
         return None
     return text[start:end].strip(), end, False
@@ -77,6 +83,8 @@ class MiniCpm4XmlFamily(CallFamily):
         repairs: list[str] = []
         diagnostics: list[Diagnostic] = []
         cursor = match.end()
+        if text.startswith("{", skip_space(text, cursor)):
+            return self._json_body(text, pos, skip_space(text, cursor), name)
         while True:
             cursor = skip_space(text, cursor)
             if text.startswith(CLOSE, cursor):
@@ -90,13 +98,30 @@ class MiniCpm4XmlFamily(CallFamily):
                 repairs.append(f"ignored text that is not a <param> inside <function> at offset {cursor}")
                 cursor = close
                 continue
-            key = param.group("key")
-            found = _raw_value(text, param.end())
+            key, closer = param.group("key"), f"</{param.group('element')}>"
+            found = _raw_value(text, param.end(), closer)
             if found is None:
                 return unreadable(self.name, text, pos, len(text), f"parameter {key!r} of {name!r} is not closed", kind=DiagnosticKind.TRUNCATED)
             raw, value_end, _ = found
             arguments[key] = typed_value(raw, property_schema(tool, key), untyped="json")
-            cursor = value_end + len(PARAM_END)
+            cursor = value_end + len(closer)
+        call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
+        return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)
+
+    def _json_body(self, text: str, pos: int, body: int, name: str) -> Extraction:
+        """``<function name="f">{"a": 1}</function>``: the arguments as one JSON object."""
+        read = json_arguments_before(self.name, text, pos, body, CLOSE, name)
+        if isinstance(read, Extraction):
+            return read
+        arguments, end, repairs = read
+        after = skip_space(text, end)
+        if not text.startswith(CLOSE, after):
+            close = find_forward(text, CLOSE, after)
+            if close == -1:
+                return unreadable(self.name, text, pos, len(text), f"call to {name!r} ends before {CLOSE}", kind=DiagnosticKind.TRUNCATED)
+            return unreadable(self.name, text, pos, close + len(CLOSE), f"text after the arguments of {name!r} before {CLOSE}")
+        end = after + len(CLOSE)
+        diagnostics: list[Diagnostic] = []
         call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
         return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)
 
