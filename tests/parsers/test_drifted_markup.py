@@ -20,6 +20,10 @@
   pydantic/pydantic-ai#437). Llama 3.1 also writes its built-in tools'
   ``NAME.call(...)`` syntax for tools of its own; other parsers' test suites
   accept ``<|python_tag|>get_weather.call(location="Tokyo")``.
+* The tool named by an attribute, ``<tool_call name="mock_search">{"query": "deerflow"}</tool_call>``:
+  agent frameworks write past calls into the conversation in this shape
+  (and test their own parsers with it, some inside ``<tool_calls>``), so
+  models shown it answer in it.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from __future__ import annotations
 import pytest
 
 from utp.parsers import parse_response
-from utp.types import Tool
+from utp.types import DiagnosticKind, Tool
 
 from .conftest import assert_every_cut_matches
 
@@ -156,3 +160,47 @@ def test_builtin_call_syntax_for_a_tool_of_its_own() -> None:
     assert parsed.content == ""
     flagged = parse_response('<|python_tag|>get_forecast.call(city="Tokyo")', tools=TOOLS)
     assert [(c.name, c.known) for c in flagged.tool_calls] == [("get_forecast", False)]  # flagged, never dropped
+
+
+MOCK_SEARCH = Tool("mock_search", parameters={"type": "object", "properties": {"query": {"type": "string"}}})
+READ_FILE = Tool("read_file", parameters={"type": "object", "properties": {"path": {"type": "string"}}})
+
+
+@pytest.mark.parametrize(
+    "text, expected, content",
+    [
+        ('<tool_call name="mock_search">{"query":"deerflow"}</tool_call>', [("mock_search", {"query": "deerflow"})], ""),
+        ("Searching.\n<tool_call name='mock_search'>\n{\"query\": \"x\"}\n</tool_call>\nWait.", [("mock_search", {"query": "x"})], "Searching.\nWait."),
+        ('<tool_call name="read_file"></tool_call>', [("read_file", {})], ""),
+        ('<function_call name="read_file">{"path": "a.txt"}</function_call>', [("read_file", {"path": "a.txt"})], ""),
+        ('<tool_call name="read_file">{"path": "a.txt"}</tool_call><tool_call name="mock_search">{"query": "q"}</tool_call>',
+         [("read_file", {"path": "a.txt"}), ("mock_search", {"query": "q"})], ""),
+    ],
+)
+def test_the_tool_named_by_an_attribute_of_the_tag(text: str, expected: list[tuple], content: str) -> None:
+    parsed = parse_response(text, tools=[MOCK_SEARCH, READ_FILE])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == expected
+    assert parsed.content == content and {c.format for c in parsed.tool_calls} == {"hermes"}
+
+
+@pytest.mark.parametrize("text", ['Use <tool_call name="x"> tags.', '<tool_call name="x">plain words</tool_call>', "<tool_call name=x>{}</tool_call>"])
+def test_an_attribute_tag_without_arguments_after_it_stays_content(text: str) -> None:
+    parsed = parse_response(text, tools=[MOCK_SEARCH])
+    assert parsed.tool_calls == [] and parsed.content == text
+
+
+def test_an_attribute_tag_the_output_ends_inside_is_reported() -> None:
+    parsed = parse_response('Reading.\n<tool_call name="read_file">', tools=[READ_FILE])
+    assert parsed.tool_calls == [] and [d.kind for d in parsed.diagnostics] == [DiagnosticKind.TRUNCATED]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Searching.\n<tool_call name="mock_search">{"query": "deerflow"}</tool_call>\nDone.',
+        '<tool_call name="read_file">{"path": "a"}\nthen prose',
+        'Use <tool_call name="x"> tags, <tool_call name="read_file"></tool_call>',
+    ],
+)
+def test_attribute_tags_stream_like_one_shot(text: str) -> None:
+    assert_every_cut_matches(text, [MOCK_SEARCH, READ_FILE], step=5)

@@ -19,6 +19,11 @@ that are not theirs, so what reaches this family is JSON or child elements.
 A tag followed by prose, or by the tool *definitions* a model echoes from its
 prompt, is not a call.
 
+The tool may also be named by an attribute, the arguments alone in the body:
+``<tool_call name="read_file">{"path": "a.txt"}</tool_call>``. Agent frameworks
+write past calls into the conversation that way, and models continue in the
+shape they were shown.
+
 ``<tools>``, ``<tool>`` and ``<response>`` are *weak* tags: models also use them
 for prompt echoes and answers, so a JSON body there is a call only when a
 name-key word (``name``, ``tool``, ``function``, any case) appears before the
@@ -36,7 +41,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import build_call, calls_from_value, unparseable
 from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
-from utp.parsers.familykit import closer_bound, unreadable
+from utp.parsers.familykit import closer_bound, json_arguments_before, make_call, unreadable
 from utp.parsers.pyliteral import LiteralError
 from utp.parsers.jsonrepair import decode_json_at, loads_lenient
 from utp.parsers.pyliteral import json_or_text
@@ -91,17 +96,32 @@ def _body_head(tag: str) -> str:
     return rf"\s*(?:{json_head}|[A-Za-z_]|<(?:name|tool_name|function)>|{named})"
 
 
+#: ``<tool_call name="f">``: a strong tag naming the tool by attribute (the arguments are the body)
+_NAMED_OPENERS = tuple(f"<{tag} " for tag in _STRONG)
+_NAMED_OPENER = re.compile(r"<(?P<tag>" + "|".join(_STRONG) + r""")\s+name\s*=\s*(?P<q>["'])(?P<name>[^"'\n<>]{1,256})(?P=q)\s*>""")
+
+
+def _named_opener_head(tag: str) -> str:
+    """The rest of ``_NAMED_OPENER`` after ``<tag `` (no groups, possessive), then a JSON object or the closer."""
+    return rf"""\s*+name\s*+=\s*+(?:"[^"'\n<>]{{1,256}}+"|'[^"'\n<>]{{1,256}}+')\s*+>\s*+(?:\{{|</{tag}>|\Z)"""
+
+
 @register_family
 class HermesFamily(CallFamily):
     name = "hermes"
-    triggers = tuple(f"<{tag}>" for tag in _TAGS)
+    triggers = (*(f"<{tag}>" for tag in _TAGS), *_NAMED_OPENERS)
     priority = 50
     #: a body can only be JSON, child elements or a name line (scan lookahead per tag)
-    trigger_heads = {f"<{tag}>": _body_head(tag) for tag in _TAGS}
+    trigger_heads = {
+        **{f"<{tag}>": _body_head(tag) for tag in _TAGS},
+        **{f"<{tag} ": _named_opener_head(tag) for tag in _STRONG},
+    }
     aliases = ("qwen_xml", "xml", "qwen", "qwen2.5", "nous", "tool_call_xml")
     summary = '<tool_call>{"name": ..., "arguments": {...}}</tool_call> (also <tools>, <function_call>, <tool_use>)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger in _NAMED_OPENERS:
+            return self._named_by_attribute(text, pos)
         tag = trigger[1:-1]
         closer = f"</{tag}>"
         body_start = pos + len(trigger)
@@ -340,10 +360,44 @@ class HermesFamily(CallFamily):
             return Extraction(after + len(closer), [call], diagnostics, final=True)
         return Extraction(element_end, [call], diagnostics, closer=closer)
 
+    def _named_by_attribute(self, text: str, pos: int) -> Extraction | None:
+        """``<tool_call name="f">{"a": 1}</tool_call>`` (or an empty body): the tool named by the tag itself."""
+        opener = _NAMED_OPENER.match(text, pos)
+        if opener is None:
+            return None
+        name, closer = opener.group("name").strip(), f"</{opener.group('tag')}>"
+        body = _skip_ws(text, opener.end(), len(text))
+        if text.startswith(closer, body):
+            arguments: dict[str, Any] = {}
+            end, repairs = body + len(closer), []
+        elif text.startswith("{", body):
+            read = json_arguments_before(self.name, text, pos, body, closer, name)
+            if isinstance(read, Extraction):
+                return read
+            arguments, end, repairs = read
+        elif body >= len(text):
+            return unreadable(self.name, text, pos, len(text), f"output ended inside <{opener.group('tag')}> naming {name!r}", kind=DiagnosticKind.TRUNCATED)
+        else:
+            return None
+        diagnostics: list[Diagnostic] = []
+        call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
+        after = _skip_ws(text, end, len(text))
+        if text.startswith(closer, after):
+            return Extraction(after + len(closer), [call], diagnostics, final=True)
+        if text.endswith(closer, 0, end):
+            return Extraction(end, [call], diagnostics, final=True)
+        return Extraction(end, [call], diagnostics, closer=closer)  # the closer may be missing, or still arriving
+
     # -- streaming and rendering
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Decided once the block closed, or once its body is plainly prose."""
+        if trigger in _NAMED_OPENERS:
+            opener = _NAMED_OPENER.match(text, pos)
+            if opener is None:  # decided once the tag's '>' is written, or once it is too long
+                return text.find(">", pos, pos + 300) >= 0 or len(text) - pos > 300
+            body = _skip_ws(text, opener.end(), len(text))
+            return body < len(text) and text[body] not in "{<"
         if find_forward(text, f"</{trigger[1:-1]}>", pos) >= 0:
             return True
         body = _skip_ws(text, pos + len(trigger), len(text))
