@@ -187,3 +187,17 @@ def test_flood_of_openers_is_never_visited() -> None:
     for flood in ("{" * 5000, "[" * 5000, "<tool_call>" * 500):
         assert SCANNER.filtered_pattern.search(flood) is None
         assert SCANNER.content_pattern.search(flood) is not None
+
+
+def test_a_trigger_owned_twice_checks_the_union_of_its_heads_first_characters_first() -> None:
+    """1 MB of ``[`` (pythonic's and json's) then fails each position in one regex step."""
+    from utp.parsers.composite import _guard
+
+    owners = [get_family("pythonic"), get_family("json")]
+    guard = _guard("[", owners)
+    assert guard.startswith("(?=[") and guard.index("(?=(?:") > 0
+    first = re.compile(guard[: guard.index("(?=(?:")])
+    assert first.match("x") and first.match("{") and first.match(" ") and not first.match("[") and not first.match("]")
+    # a head that opens with anything else (fenced's ``[^\n`]…``) gets no union: it could be wrong
+    fence = _guard("```", [get_family("pythonic"), get_family("fenced")])
+    assert fence.startswith("(?=(?:")

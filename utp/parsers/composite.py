@@ -258,12 +258,24 @@ def _named_triggers(family: CallFamily, ctx: ParseContext | None, anchored: bool
     return (*family.tool_triggers(ctx), *(family.context_triggers(ctx) if anchored else ()))
 
 
+#: a head that opens with a one-character class lookahead (the cheap first check floods fail on)
+_FIRST_CHARACTER = re.compile(r"\(\?=\[((?:\\.|[^\]\\^])(?:\\.|[^\]\\])*)\]\)")
+
+
 def _guard(trigger: str, owners: Sequence[CallFamily]) -> str:
-    """The lookahead after ``trigger`` from its owners' heads ("" when any owner has none)."""
+    """The lookahead after ``trigger`` from its owners' heads ("" when any owner has none).
+
+    When every head opens with a one-character class, their union is checked
+    first: a flood of the bare trigger then fails each position in one step
+    instead of once per owner (1 MB of ``[``, owned by pythonic and json).
+    """
     heads = [family.trigger_head(trigger) for family in owners]
     if not heads or any(head is None for head in heads):
         return ""
-    return f"(?=(?:{'|'.join(dict.fromkeys(heads))}))"
+    unique = list(dict.fromkeys(h for h in heads if h is not None))
+    firsts = [_FIRST_CHARACTER.match(head) for head in unique]
+    union = "(?=[" + "".join(m.group(1) for m in firsts if m) + "])" if len(unique) > 1 and all(firsts) else ""
+    return f"{union}(?=(?:{'|'.join(unique)}))"
 
 
 def trie_pattern(guards: dict[str, str]) -> re.Pattern[str] | None:

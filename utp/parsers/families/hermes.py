@@ -367,25 +367,22 @@ class HermesFamily(CallFamily):
             return None
         name, closer = opener.group("name").strip(), f"</{opener.group('tag')}>"
         body = _skip_ws(text, opener.end(), len(text))
-        if text.startswith(closer, body):
-            arguments: dict[str, Any] = {}
-            end, repairs = body + len(closer), []
-        elif text.startswith("{", body):
-            read = json_arguments_before(self.name, text, pos, body, closer, name)
-            if isinstance(read, Extraction):
-                return read
-            arguments, end, repairs = read
-        elif body >= len(text):
+        if text.startswith(closer, body):  # a tool without arguments
+            end = body + len(closer)
+            return Extraction(end, [make_call(self.name, name, {}, text[pos:end], pos)], final=True)
+        if body >= len(text):
             return unreadable(self.name, text, pos, len(text), f"output ended inside <{opener.group('tag')}> naming {name!r}", kind=DiagnosticKind.TRUNCATED)
-        else:
-            return None
+        if text[body] != "{":
+            return None  # prose after the tag: markup being shown
+        read = json_arguments_before(self.name, text, pos, body, closer, name)
+        if isinstance(read, Extraction):
+            return read
+        arguments, end, repairs = read
         diagnostics: list[Diagnostic] = []
         call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
         after = _skip_ws(text, end, len(text))
         if text.startswith(closer, after):
             return Extraction(after + len(closer), [call], diagnostics, final=True)
-        if text.endswith(closer, 0, end):
-            return Extraction(end, [call], diagnostics, final=True)
         return Extraction(end, [call], diagnostics, closer=closer)  # the closer may be missing, or still arriving
 
     # -- streaming and rendering
