@@ -119,8 +119,6 @@ def test_reasoning_tag_names_add_no_trigger() -> None:
     assert "cline_xml" in {c.family.name for c in parser.scanner.candidates["<read_file>"]}
 
 
-
-
 STREAM_TEXTS = [
     "Let me look.\n<read_file>\n<path>src/main.py</path>\n</read_file>\nThen run it.",
     "<execute_command><command>ls</command><timeout>5</timeout></execute_command><read_file><path>x</path></read_file>",

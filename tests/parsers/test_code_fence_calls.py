@@ -97,8 +97,6 @@ def test_without_tools_a_python_fence_is_code() -> None:
     assert "pythonic" in [c.family.name for c in get_parser("auto", TOOLS).scanner.candidates["```"]]
 
 
-
-
 STREAM_TEXTS = [
     'Checking.\n```python\nprint(default_api.get_weather(city="Paris"))\n```\nDone.',
     '```py\nget_weather(city="Paris")\nsearch_web(query="x")\n```',

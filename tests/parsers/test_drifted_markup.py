@@ -114,8 +114,6 @@ def test_a_closing_tag_without_a_call_stays_content() -> None:
     assert parse_response(text, tools=TOOLS).content == text
 
 
-
-
 @pytest.mark.parametrize(
     "text",
     [
