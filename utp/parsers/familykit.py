@@ -21,6 +21,14 @@ _DECODER = json.JSONDecoder()
 #: raw text kept on diagnostics is clipped; a 1 MB broken block helps nobody
 _RAW_LIMIT = 2000
 
+#: ``name="N">`` (or single quotes) ending an XML-style call tag (Claude's invoke, MiniCPM-4's
+#: function, Hermes' attribute-named tag); groups ``q`` and ``name``
+NAME_ATTRIBUTE = r"""name\s*=\s*(?P<q>["'])(?P<name>[^"'\n<>]{1,256})(?P=q)\s*>"""
+#: the same with the blanks before it, as a scan lookahead: no groups (heads are compiled into
+#: one pattern), the quote pair spelled out instead of a back-reference, and possessive runs
+#: (each stops at a character the next part cannot take, so the match is the same)
+NAME_ATTRIBUTE_HEAD = r"""\s*+name\s*+=\s*+(?:"[^"'\n<>]{1,256}+"|'[^"'\n<>]{1,256}+')\s*+>"""
+
 
 def clip(raw: str) -> str:
     return raw if len(raw) <= _RAW_LIMIT else raw[:_RAW_LIMIT] + f"... [{len(raw) - _RAW_LIMIT} more chars]"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import closer_bound, make_call, read_json_at, unreadable
+from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, make_call, read_json_at, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
@@ -33,14 +33,11 @@ from utp.parsers.families.qwen3_coder import render_value
 #: Claude's namespaced tag prefix, spelled in two parts so the literal never looks like live markup
 _NS = "antml" + ":"
 _PREFIXES = ("", _NS)
-_INVOKE = re.compile(r"<(?P<prefix>antml:)?invoke\s+name\s*=\s*([\"'])(?P<name>[^\"'\n<>]{1,256})\2\s*>")
+_INVOKE = re.compile(r"<(?P<prefix>antml:)?invoke\s+" + NAME_ATTRIBUTE)
 #: how much whitespace may sit between ``<function_calls>`` and the first ``<invoke``
 _LEADING_SPACE = 256
-#: ``_INVOKE`` after ``<invoke`` and its first whitespace, as a scan lookahead: no groups (it is
-#: compiled into one pattern with every other head), the quote pair spelled out instead of a
-#: back-reference, and possessive runs (each stops at a character the next part cannot take, so
-#: the match is the same as ``_INVOKE``'s)
-_INVOKE_TAIL = r"""\s*+name\s*+=\s*+(?:"[^"'\n<>]{1,256}+"|'[^"'\n<>]{1,256}+')\s*+>"""
+#: ``_INVOKE`` after ``<invoke`` and its first whitespace, as a scan lookahead
+_INVOKE_TAIL = NAME_ATTRIBUTE_HEAD
 #: the scan lookaheads: ``extract`` returns None unless ``_INVOKE`` matches at the invoke tag
 #: itself, or after at most ``_LEADING_SPACE`` whitespace (``\s`` is ``str.isspace``) past the
 #: wrapper; there is no truncation report at the end of the text, so nothing else can be read

@@ -41,11 +41,11 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import build_call, calls_from_value, unparseable
 from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
-from utp.parsers.familykit import closer_bound, json_arguments_before, make_call, unreadable
+from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, unreadable
 from utp.parsers.pyliteral import LiteralError
 from utp.parsers.jsonrepair import decode_json_at, loads_lenient
 from utp.parsers.pyliteral import json_or_text
-from utp.parsers.textscan import find_forward
+from utp.parsers.textscan import bounded_find, find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _DECODER = json.JSONDecoder()
@@ -98,12 +98,12 @@ def _body_head(tag: str) -> str:
 
 #: ``<tool_call name="f">``: a strong tag naming the tool by attribute (the arguments are the body)
 _NAMED_OPENERS = tuple(f"<{tag} " for tag in _STRONG)
-_NAMED_OPENER = re.compile(r"<(?P<tag>" + "|".join(_STRONG) + r""")\s+name\s*=\s*(?P<q>["'])(?P<name>[^"'\n<>]{1,256})(?P=q)\s*>""")
+_NAMED_OPENER = re.compile(r"<(?P<tag>" + "|".join(_STRONG) + r")\s+" + NAME_ATTRIBUTE)
 
 
 def _named_opener_head(tag: str) -> str:
-    """The rest of ``_NAMED_OPENER`` after ``<tag `` (no groups, possessive), then a JSON object or the closer."""
-    return rf"""\s*+name\s*+=\s*+(?:"[^"'\n<>]{{1,256}}+"|'[^"'\n<>]{{1,256}}+')\s*+>\s*+(?:\{{|</{tag}>|\Z)"""
+    """The rest of ``_NAMED_OPENER`` after ``<tag ``, then a JSON object or the closer."""
+    return NAME_ATTRIBUTE_HEAD + rf"\s*+(?:\{{|</{tag}>|\Z)"
 
 
 @register_family
@@ -392,7 +392,7 @@ class HermesFamily(CallFamily):
         if trigger in _NAMED_OPENERS:
             opener = _NAMED_OPENER.match(text, pos)
             if opener is None:  # decided once the tag's '>' is written, or once it is too long
-                return text.find(">", pos, pos + 300) >= 0 or len(text) - pos > 300
+                return bounded_find(text, ">", pos, 300) != -1 or len(text) - pos > 300
             body = _skip_ws(text, opener.end(), len(text))
             return body < len(text) and text[body] not in "{<"
         if find_forward(text, f"</{trigger[1:-1]}>", pos) >= 0:

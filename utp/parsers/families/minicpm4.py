@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import json_arguments_before, make_call, unreadable
+from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, json_arguments_before, make_call, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -39,14 +39,12 @@ TRIGGERS = ("<function ", "<function\n")
 CLOSE = "</function>"
 PARAM_END = "</param>"
 CDATA, CDATA_END = "<![CDATA[", "]]>"
-_ATTR = r"""name\s*=\s*(?P<q>["'])(?P<name>[^"'\n<>]{1,256})(?P=q)\s*>"""
-_FUNCTION = re.compile(r"<function\s+" + _ATTR)
-_PARAM = re.compile(r"<(?P<element>param|parameter)\s+" + _ATTR.replace("(?P<name>", "(?P<key>"))
+_FUNCTION = re.compile(r"<function\s+" + NAME_ATTRIBUTE)
+_PARAM = re.compile(r"<(?P<element>param|parameter)\s+" + NAME_ATTRIBUTE.replace("(?P<name>", "(?P<key>"))
 #: what may follow the opening tag: a parameter, a JSON object, the closer, or the end of the output
 _BODY_HEAD = r"\s*+(?:<param(?:eter)?+\s|\{|</function>|\Z)"
-#: the scan lookahead after ``<function`` + one whitespace: ``_FUNCTION``'s rest (no groups, the
-#: quote pair spelled out, possessive), then ``_BODY_HEAD``
-_HEAD = r"""\s*+name\s*+=\s*+(?:"[^"'\n<>]{1,256}+"|'[^"'\n<>]{1,256}+')\s*+>""" + _BODY_HEAD
+#: the scan lookahead after ``<function`` + one whitespace: ``_FUNCTION``'s rest, then ``_BODY_HEAD``
+_HEAD = NAME_ATTRIBUTE_HEAD + _BODY_HEAD
 _BODY = re.compile(_BODY_HEAD)
 
 
