@@ -138,7 +138,7 @@ def _headed_by_all_owners(scanner: TriggerScanner, trigger: str) -> bool:
 #: suffixes after which no owner can read a call at the next copy of the trigger
 _SUFFIXES = {
     **dict.fromkeys(deepseek.CALL_BEGIN, ["", "\n", " ", "f", "f{", "f(", '"', '{"name": ']),
-    kimi_k2.SECTION_BEGIN: ["", "f", "f{", "f(", '"', '{"name": '],
+    **dict.fromkeys((kimi_k2.SECTION_BEGIN, kimi_k2.SINGULAR_SECTION_BEGIN), ["", "f", "f{", "f(", '"', '{"name": ']),
     kimi_k2.ARG_BEGIN: ["", "\n", " ", "f", "f(", '"', "[", "}", "x:0 ", "\nfunctions.f:0"],
     "<|tool_call|>": ["", "\n", " ", "f", "f{", "f(", '"'],
     "<tool_calls>": ["", "\n", " ", "f", "f{", "f(", '"'],
@@ -169,6 +169,7 @@ def test_a_lone_kimi_section_token_stays_text_and_its_flood_is_never_visited() -
     """Only a call, the section end or the end of the text makes the section token markup."""
     assert parse_response("a <|tool_calls_section_begin|> b").content == "a <|tool_calls_section_begin|> b"
     assert parse_response("a <|tool_calls_section_begin|> <|tool_calls_section_end|> b").content == "a\nb"
+    assert parse_response("a <|tool_call_section_begin|> <|tool_call_section_end|> b").content == "a\nb"
     assert len(_flood_visits(SCANNER, kimi_k2.SECTION_BEGIN + "\n", kimi_k2.SECTION_BEGIN, 50)) <= 1
 
 

@@ -159,12 +159,18 @@ class ToolScanner:
         self.candidates = candidates_by_trigger(owners)
         self.closer_of = shared.closer_of
         self.content_triggers = shared.content_triggers | frozenset(own)
-        tools_literal = trie_pattern(dict.fromkeys(own, ""))
-        tools_filtered = trie_pattern({t: _guard(t, own[t]) for t in own})
-        self.pattern = EitherPattern(shared.pattern, tools_literal)
-        self.content_pattern = EitherPattern(shared.content_pattern, tools_literal)
-        self.filtered_pattern = EitherPattern(shared.filtered_pattern, tools_filtered)
-        self.filtered_call_pattern = EitherPattern(shared.filtered_call_pattern, tools_filtered)
+        # One pattern per first character: the triggers of a group then share a literal prefix
+        # (``functions.``, ``commentary to=functions.``), which the regex engine finds with a
+        # fast substring search; one trie of them all would stop at every 'a', 'c' and 'f'.
+        groups: dict[str, list[str]] = {}
+        for trigger in own:
+            groups.setdefault(trigger[0], []).append(trigger)
+        literal = [trie_pattern(dict.fromkeys(group, "")) for group in groups.values()]
+        filtered = [trie_pattern({t: _guard(t, own[t]) for t in group}) for group in groups.values()]
+        self.pattern = EitherPattern(shared.pattern, *literal)
+        self.content_pattern = EitherPattern(shared.content_pattern, *literal)
+        self.filtered_pattern = EitherPattern(shared.filtered_pattern, *filtered)
+        self.filtered_call_pattern = EitherPattern(shared.filtered_call_pattern, *filtered)
 
     def search(self, text: str, pos: int) -> re.Match[str] | None:
         return self.pattern.search(text, pos)
@@ -174,9 +180,9 @@ Searcher = Callable[[str, int], "re.Match[str] | None"]
 
 
 class EitherPattern:
-    """Two patterns searched as one: the leftmost match of either, the longer where both match.
+    """Patterns searched as one: the leftmost match of any, the longest where several match there.
 
-    That is the match the alternation of both would give, since each pattern
+    That is the match the alternation of them all would give, since each pattern
     yields its longest trigger whose head holds. A scan asks for the next
     match from ever later positions, so :meth:`searcher` remembers each
     pattern's next match and searches a pattern again only once the scan has
@@ -184,8 +190,8 @@ class EitherPattern:
     behind a rare trigger once per common one, quadratic on a flood.
     """
 
-    def __init__(self, first: re.Pattern[str] | None, second: re.Pattern[str] | None) -> None:
-        self.patterns = tuple(p for p in (first, second) if p is not None)
+    def __init__(self, *patterns: re.Pattern[str] | None) -> None:
+        self.patterns = tuple(p for p in patterns if p is not None)
 
     def searcher(self) -> Searcher:
         """A search function for one text, to be called with non-decreasing positions."""

@@ -106,6 +106,17 @@ def closers_bound(text: str, closers: tuple[str, ...], pos: int) -> int:
     return min(closer_bound(text, closer, pos) for closer in closers)
 
 
+def json_object_before_reopen(text: str, pos: int, opener: str) -> tuple[dict[str, Any], int, list[str]] | None:
+    """The JSON object at ``pos`` (as :func:`read_json_at`), read no further than ``opener`` written again.
+
+    For calls whose end nothing marks (special tokens stripped by a server):
+    over a flood of openers the reads never overlap, so the cost stays linear.
+    """
+    again = find_forward(text, opener, pos)
+    got = read_json_at(text, pos, again if again >= 0 else None)
+    return got if got is not None and type(got[0]) is dict else None
+
+
 def read_json_at(text: str, pos: int, end: int | None = None, bound: int | None = None) -> tuple[Any, int, list[str]] | None:
     """The JSON value starting exactly at ``pos`` (not past ``end``): ``(value, end, repairs)`` or None.
 

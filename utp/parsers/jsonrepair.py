@@ -107,7 +107,7 @@ def scan_json_value(text: str, pos: int) -> int:
     if first in "{[":
         return _scan_container(text, pos)
     if first in "\"'":
-        end = _string_end(text, pos)
+        end = quoted_string_end(text, pos)
         return end
     match = _SCALAR_END.search(text, pos + 1)
     if match is None:
@@ -115,7 +115,8 @@ def scan_json_value(text: str, pos: int) -> int:
     return match.start() if match.start() > pos else -1
 
 
-def _string_end(text: str, pos: int) -> int:
+def quoted_string_end(text: str, pos: int) -> int:
+    """Index past the ``"`` or ``'`` string opening at ``pos`` (escapes honoured), or -1 if it never closes."""
     quote = text[pos]
     body = _STRING_BODY[quote].match(text, pos + 1)
     end = body.end() if body else pos + 1
@@ -341,7 +342,7 @@ class _LenientReader:
         quote = self.text[self.i]
         if quote == "'":
             self.note(SINGLE_QUOTES)
-        end = _string_end(self.text, self.i)
+        end = quoted_string_end(self.text, self.i)
         if end >= 0 and quote == '"':
             inner_end = self.past_inner_quotes(end)
             if inner_end != end:
@@ -373,7 +374,7 @@ class _LenientReader:
             follow = _WS_RUN.match(text, at).end()
             if follow >= n or text[follow] in _VALUE_FOLLOWERS:
                 return at
-            at = _string_end(text, at - 1)  # the quote that did not end it opens the next stretch
+            at = quoted_string_end(text, at - 1)  # the quote that did not end it opens the next stretch
             if at < 0:
                 return end
 
@@ -478,7 +479,7 @@ class _LenientReader:
             self.note(SINGLE_QUOTES)
         start = self.i + 1
         text = self.text
-        end = _string_end(text, self.i)
+        end = quoted_string_end(text, self.i)
         raw = text[start : end - 1] if end >= 0 else text[start:]
         cut = _first_of(raw, "{[")
         if cut >= 0:

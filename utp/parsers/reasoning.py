@@ -17,7 +17,9 @@ from utp.parsers.textscan import skip_space
 
 #: (opening, closing) tag pairs treated as reasoning
 #: ``<seed:think>`` is ByteDance Seed-OSS's (its chat template and vLLM's seed_oss reasoning parser);
-#: the ``<ifm|think…>`` tags are K2-V3's (SGLang's k2_v3 detector); the ``think`` channel is Kimi K3's.
+#: the ``<ifm|think…>`` tags are K2-V3's (SGLang's k2_v3 detector); the ``think`` channel is Kimi K3's;
+#: ``[THINK]`` is Magistral's (its model card's system prompt; Ollama leaves the tags in content);
+#: ``<|channel>thought`` … ``<channel|>`` is Gemma 4's thought channel (its chat template).
 #: No tag is a substring of another, so an orphan closer of one is never found inside another's
 REASONING_TAGS: tuple[tuple[str, str], ...] = (
     ("<think>", "</think>"),
@@ -27,7 +29,10 @@ REASONING_TAGS: tuple[tuple[str, str], ...] = (
     ("<ifm|think_fast>", "</ifm|think_fast>"),
     ("<ifm|think_faster>", "</ifm|think_faster>"),
     ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+    ("[THINK]", "[/THINK]"),
+    ("<|channel>thought", "<channel|>"),
 )
+
 HARMONY_ANALYSIS = "<|channel|>analysis<|message|>"
 _HARMONY_ENDS = ("<|end|>", "<|start|>", "<|channel|>", "<|call|>", "<|return|>")
 
@@ -48,7 +53,7 @@ def reasoning_spans(text: str) -> list[ReasoningSpan]:
     reasoning: everything before it is reasoning. An opener without a closer
     runs to the end (truncated output).
     """
-    if "think" not in text:  # every tag in REASONING_TAGS holds the word
+    if not may_hold_reasoning(text):
         return []
     spans: list[ReasoningSpan] = []
     pos, prefilled = prefilled_reasoning(text)
@@ -69,6 +74,15 @@ def reasoning_spans(text: str) -> list[ReasoningSpan]:
     return spans
 
 
+def may_hold_reasoning(text: str) -> bool:
+    """False when no tag of ``REASONING_TAGS`` can be in ``text``: each holds one of these words.
+
+    Three substring tests cost less than one search for every tag, and most
+    texts hold no reasoning; a test keeps the words and the tags in step.
+    """
+    return "think" in text or "THINK" in text or "channel" in text
+
+
 def _next_opener(text: str, pos: int) -> tuple[int, str, str] | None:
     best: tuple[int, str, str] | None = None
     for opener, closer in REASONING_TAGS:
@@ -87,7 +101,7 @@ def prefilled_reasoning(text: str) -> tuple[int, str]:
     Only a closing tag with no opener before it: ``(index after it, reasoning)``;
     ``(0, "")`` otherwise.
     """
-    if not text or "think" not in text:  # every reasoning closer holds it
+    if not text or not may_hold_reasoning(text):
         return 0, ""
     for opener, closer in REASONING_TAGS:
         close = text.find(closer)
@@ -108,7 +122,7 @@ def answer_start(text: str) -> int:
     if cached is not None and cached[0] is text:
         return cached[1]
     pos = skip_space(text, prefilled_reasoning(text)[0])
-    while "think" in text:  # every tag holds the word
+    while may_hold_reasoning(text):
         found = next(((o, c) for o, c in REASONING_TAGS if text.startswith(o, pos)), None)
         if found is None:
             break

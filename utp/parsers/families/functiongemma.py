@@ -19,6 +19,11 @@ Drift read with a repair (each noted on the call):
   content.
 * an XML-style closer: ``</end_function_call>``, ``</start_function_call>``,
   ``</tool_call|>``.
+* Gemma 4's arguments in parentheses, ``call:NAME(key: "value", n=2)`` (the
+  shape Hermes Agent's Gemma 4 parser was written for): the same values,
+  keys separated by ``:`` or ``=``, and Python's single-quoted strings too.
+* the name written twice, ``call:NAME:NAME{...}`` (Gemma 4 E2B in the
+  flutter_gemma report): the second is dropped.
 * Gemma 4 behind a server that strips special tokens (vLLM with
   ``skip_special_tokens``) leaves ``call:NAME{key:value}`` bare: no call
   tokens, no ``<|"|>`` around strings. ``call:`` is an ordinary word, so a
@@ -43,7 +48,8 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import make_call, unreadable
-from utp.parsers.pyliteral import NUMBER_TEXT, INTEGER_TEXT
+from utp.parsers.jsonrepair import quoted_string_end
+from utp.parsers.pyliteral import INTEGER_TEXT, NUMBER_TEXT, LiteralError, parse_literal
 from utp.parsers.textscan import find_first, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -87,9 +93,11 @@ _HEAD = rf"\s{{0,{_LEADING_SPACE}}}+(?:{re.escape(_CALL_PREFIX)}|[A-Za-z_][\w.\-
 #: line start or after a blank (``_bare`` then checks that only blanks precede it on its line),
 #: NAME glued to it and to ``{``, and a ``}`` later on the line (the call ends there)
 _BARE_HEAD = rf"(?<![^ \t\n]call:)(?<![^ \t\n][ \t]call:)[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY})\{{[^\n}}]*+\}}"
-_NAME = re.compile(r"[^\s{}<>:,\[\]]{1,256}")
+_NAME = re.compile(r"[^\s{}<>:,\[\]()]{1,256}")
 #: a bare number/word ends at a separator or at any token (strings and call ends start with '<')
 _SCALAR_END = re.compile(r"[,}\]<]")
+#: the same inside parenthesised arguments, which a ')' closes
+_PAREN_SCALAR_END = re.compile(r"[,)}\]<]")
 _SAFE_KEY = re.compile(r"[^\s:,{}\[\]<>\"]+\Z")
 #: nesting deeper than this is not a model's call; refuse rather than recurse
 MAX_DEPTH = 64
@@ -104,11 +112,14 @@ class _Unreadable(ValueError):
 class _ValueReader:
     """Recursive-descent reader for the brace syntax; each character is read once."""
 
-    def __init__(self, text: str, repairs: list[str], bare: bool = False) -> None:
+    def __init__(self, text: str, repairs: list[str], bare: bool = False, paren: bool = False) -> None:
         self.text = text
         self.repairs = repairs
         #: a bare call (one line, tokens stripped): keys must be identifiers
         self.bare = bare
+        #: arguments in parentheses: ``)`` ends a bare value and a key may end at ``=``
+        self.scalar_end = _PAREN_SCALAR_END if paren else _SCALAR_END
+        self.key_ends = ":,{}[]<=)" if paren else ":,{}[]<"
 
     def value(self, i: int, depth: int) -> tuple[Any, int]:
         text = self.text
@@ -131,11 +142,20 @@ class _ValueReader:
                 return json.JSONDecoder().raw_decode(text, i)
             except ValueError:
                 raise _Unreadable("bad double-quoted string", i) from None
+        if ch == "'":
+            end = quoted_string_end(text, i)
+            if end == -1:
+                raise _Unreadable("string opened with ' is not closed", i)
+            try:
+                value, _ = parse_literal(text[i:end])
+            except LiteralError:
+                raise _Unreadable("bad single-quoted string", i) from None
+            return value, end
         return self.scalar(i)
 
     def scalar(self, i: int) -> tuple[Any, int]:
         text = self.text
-        stop = _SCALAR_END.search(text, i)
+        stop = self.scalar_end.search(text, i)
         j = len(text) if stop is None else stop.start()
         word = text[i:j].strip()
         if not word:
@@ -171,7 +191,8 @@ class _ValueReader:
                 raise _Unreadable("bad double-quoted key", i) from None
             return str(key), end
         j = i
-        while j < len(text) and text[j] not in ":,{}[]<":
+        ends = self.key_ends
+        while j < len(text) and text[j] not in ends:
             j += 1
         key = text[i:j].strip()
         if not key:
@@ -180,29 +201,31 @@ class _ValueReader:
             raise _Unreadable(f"key {key[:40]!r} is not an identifier", i)
         return key, j
 
-    def object(self, i: int, depth: int) -> tuple[dict[str, Any], int]:
+    def object(self, i: int, depth: int, close: str = "}") -> tuple[dict[str, Any], int]:
+        """The object opening at ``i``; ``close=")"`` reads parenthesised arguments (``=`` may stand for ``:``)."""
         if depth > MAX_DEPTH:
             raise _Unreadable(f"arguments nested deeper than {MAX_DEPTH}", i)
         text = self.text
+        separators = ":=" if close == ")" else ":"
         out: dict[str, Any] = {}
         i = skip_space(text, i + 1)
-        if text.startswith("}", i):
+        if text.startswith(close, i):
             return out, i + 1
         while True:
             key, i = self.key(i)
             i = skip_space(text, i)
-            if not text.startswith(":", i):
+            if i >= len(text) or text[i] not in separators:
                 raise _Unreadable(f"expected ':' after key {key!r}", i)
             out[key], i = self.value(i + 1, depth)
             i = skip_space(text, i)
             if text.startswith(",", i):
                 i = skip_space(text, i + 1)
-                if text.startswith("}", i):
+                if text.startswith(close, i):
                     return out, i + 1
                 continue
-            if text.startswith("}", i):
+            if text.startswith(close, i):
                 return out, i + 1
-            raise _Unreadable("expected ',' or '}' in arguments", i)
+            raise _Unreadable(f"expected ',' or '{close}' in arguments", i)
 
     def array(self, i: int, depth: int) -> tuple[list[Any], int]:
         if depth > MAX_DEPTH:
@@ -257,7 +280,18 @@ class FunctionGemmaFamily(CallFamily):
             if missing_prefix:
                 repairs.append(f"no 'call:' before {name!r}")
                 missing_prefix = False
-            if text.startswith("{", cursor):
+            if text.startswith(":", cursor) and text.startswith(name, cursor + 1):
+                cursor = skip_space(text, cursor + 1 + len(name))
+                repairs.append(f"name {name!r} written twice")
+            if text.startswith("(", cursor):
+                repairs.append("arguments written in parentheses")
+                try:
+                    arguments, cursor = _ValueReader(text, repairs, paren=True).object(cursor, 1, close=")")
+                except _Unreadable as exc:
+                    return self._unreadable(text, pos, closing, f"arguments of {name!r}: {exc} (offset {exc.offset})", calls, diagnostics)
+                except RecursionError:
+                    return self._unreadable(text, pos, closing, f"arguments of {name!r} nested too deeply", calls, diagnostics)
+            elif text.startswith("{", cursor):
                 try:
                     arguments, cursor = _ValueReader(text, repairs).object(cursor, 1)
                 except _Unreadable as exc:

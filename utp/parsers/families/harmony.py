@@ -11,6 +11,13 @@ tool (``<|start|>functions.NAME to=assistant<|message|>...``) is a tool's
 reply the model hallucinated, never a call. Harmony renders tool names as
 identifiers (``my-tool`` → ``my_tool``); names are mapped back to the offered
 tool they came from.
+
+A server that decodes with special tokens skipped leaves the header words
+glued together, ``analysis…assistantcommentary to=functions.NAME json{...}``
+(SGLang's gpt-oss detector reads this "simplified format"). For an offered
+tool, ``[assistant]commentary to=functions.NAME`` followed by the constraint
+and a JSON object is read as that call, with a repair recorded; the glued
+analysis text before it stays content, as nothing marks where it began.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import closers_bound, identifier_safe, make_call, read_json_at, unreadable
+from utp.parsers.familykit import closers_bound, identifier_safe, json_object_before_reopen, make_call, read_json_at, unreadable
 from utp.parsers.textscan import bounded_find, find_first, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -42,6 +49,11 @@ _GLUED = "json"
 #: can give (a stray end is always removed). Capped, so that a stream re-reading a growing
 #: span stays linear.
 _STRAY_RUN = re.compile(r"(?:\s*+<\|(?:end|call|return)\|>){0,63}")
+#: what may stand between a stripped header's recipient and its JSON arguments: the
+#: constraint (glued, spaced, with or without its token) and a surviving message token
+_STRIPPED_TAIL = r"(?:json)?[ \t]*+(?:<\|constrain\|>[ \t]*+)?(?:json)?[ \t]*+(?:<\|message\|>[ \t]*+)?"
+_STRIPPED_BODY = re.compile(_STRIPPED_TAIL + r"(?=\{)")
+_STRIPPED_RECIPIENT = "commentary to=functions."
 
 
 def _header_head(trigger: str) -> str:
@@ -73,7 +85,16 @@ class HarmonyFamily(CallFamily):
     aliases = ("gpt-oss", "gpt_oss", "openai_harmony")
     summary = "gpt-oss Harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>"
 
+    def tool_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
+        names = dict.fromkeys(n for tool in ctx.tools for n in (tool.name, identifier_safe(tool.name)) if n and not any(c.isspace() for c in n))
+        return tuple(f"{glued}{_STRIPPED_RECIPIENT}{name}" for name in names for glued in ("", "assistant"))
+
+    def trigger_head(self, trigger: str) -> str | None:
+        return self.trigger_heads.get(trigger, _STRIPPED_TAIL + r"\{" if _STRIPPED_RECIPIENT in trigger else None)
+
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if _STRIPPED_RECIPIENT in trigger:
+            return self._stripped(text, pos, trigger, ctx)
         if trigger in _STRAY_ENDS:
             return Extraction(end=_STRAY_RUN.match(text, pos + len(trigger)).end())  # type: ignore[union-attr]
         message_at = bounded_find(text, MESSAGE, pos, MAX_HEADER)
@@ -107,6 +128,31 @@ class HarmonyFamily(CallFamily):
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         return len(text) - pos > MAX_HEADER  # None only when no <|message|> within a header's length
+
+    def _stripped(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        """``[assistant]commentary to=functions.NAME json{...}`` with the header tokens stripped.
+
+        The arguments are read no further than the same header written again.
+        """
+        if text.endswith("|>", 0, pos):
+            return None  # a real token before it: a header the token reader declined
+        name = _offered(trigger.rpartition(_STRIPPED_RECIPIENT)[2], ctx)
+        body = _STRIPPED_BODY.match(text, pos + len(trigger))
+        if name is None or body is None:
+            return None
+        read = json_object_before_reopen(text, body.end(), trigger)
+        if read is None:
+            return None
+        arguments, end, repairs = read
+        after = skip_space(text, end)
+        for token in _STRAY_ENDS:
+            if text.startswith(token, after):
+                end = after + len(token)
+                break
+        repairs = ["header tokens missing (stripped special tokens?)", *repairs]
+        diagnostics: list[Diagnostic] = []
+        call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
+        return Extraction(end=end, calls=[call], diagnostics=diagnostics)
 
     def _call(
         self, text: str, pos: int, recipient: str, body_start: int, body_end: int, terminator: str, ctx: ParseContext

@@ -24,6 +24,12 @@ Two damaged shapes seen in the wild are read, each with a repair on the call:
   run of such tokens and their arguments) is reported UNPARSEABLE once. Its head needs a JSON object (or the end of the text)
   after the token. Streaming cannot take back the id it already showed as
   prose, so a stream's content keeps it where a one-shot parse drops it.
+* every special token stripped (a server that does not render them, which
+  is why some Kimi K2.6 chat templates for llama.cpp and LM Studio switch to
+  ``<tool_call>`` JSON): ``functions.get_weather:0{"city": "Tokyo"}``. Read
+  only for an offered tool, with its ``:IDX`` and a JSON object after it, at
+  a line start or right after the previous such call, and only when the line
+  ends with the object (or the next such call follows).
 """
 
 from __future__ import annotations
@@ -34,13 +40,18 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import build_call, unparseable
-from utp.parsers.familykit import read_json_at
+from utp.parsers.familykit import json_object_before_reopen, read_json_at
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
 SECTION_END = "<|tool_calls_section_end|>"
+#: the singular spellings, read the same (vLLM's and llama.cpp's Kimi parsers accept both)
+SINGULAR_SECTION_BEGIN = "<|tool_call_section_begin|>"
+SINGULAR_SECTION_END = "<|tool_call_section_end|>"
+_SECTION_BEGINS = (SECTION_BEGIN, SINGULAR_SECTION_BEGIN)
+_SECTION_ENDS = (SECTION_END, SINGULAR_SECTION_END)
 CALL_BEGIN = "<|tool_call_begin|>"
 ARG_BEGIN = "<|tool_call_argument_begin|>"
 CALL_END = "<|tool_call_end|>"
@@ -51,16 +62,21 @@ _BARE_ID = re.compile(r"\s*((?:functions\.)?([^\s:<>{}]{1,200}):\d{1,9})\s*(?=\{
 #: after it and returns None unless a call token, the section end or the end of the text follows.
 #: The call token gets no head: Kimi reads any ``<|tool_call_begin|>`` (a call, or an UNPARSEABLE
 #: one without an argument token).
-SECTION_HEAD = "\\s*+(?:\\Z|" + re.escape(CALL_BEGIN) + "|" + re.escape(SECTION_END) + ")"
+SECTION_HEAD = "\\s*+(?:\\Z|" + "|".join(re.escape(t) for t in (CALL_BEGIN, *_SECTION_ENDS)) + ")"
 #: scan lookahead for an argument token no call token opened: arguments are a JSON object, so
 #: ``extract`` returns None unless ``{`` or the end of the text follows the whitespace
 ARG_HEAD = "\\s*+(?:\\{|\\Z)"
 #: tokens that end the arguments of a call without its opening tokens (the next call's, too)
-_BODY_ENDS = (CALL_END, SECTION_END, CALL_BEGIN, ARG_BEGIN, SECTION_BEGIN)
+_BODY_ENDS = (CALL_END, *_SECTION_ENDS, CALL_BEGIN, ARG_BEGIN, *_SECTION_BEGINS)
 #: the longest id read back from an argument token (``functions.`` plus a 200-character name)
 _MAX_NAME = 210
 _MAX_INDEX = 9
 _DECODER = json.JSONDecoder()
+_FUNCTIONS = "functions."
+#: a stripped call's index and the blanks before its arguments
+_STRIPPED_INDEX = re.compile(r"(\d{1,9})[ \t]*")
+#: the scan lookahead of a stripped call's id (``functions.NAME:`` is the trigger)
+_STRIPPED_HEAD = r"\d{1,9}+[ \t]*+\{"
 #: an id or token right after one of these is being shown (inline code, a quoted string), not written
 _QUOTES = "`\"'"
 
@@ -68,20 +84,29 @@ _QUOTES = "`\"'"
 @register_family
 class KimiK2Family(CallFamily):
     name = "kimi_k2"
-    triggers = (SECTION_BEGIN, CALL_BEGIN, ARG_BEGIN)
+    triggers = (*_SECTION_BEGINS, CALL_BEGIN, ARG_BEGIN)
     priority = 50
     aliases = ("kimi", "kimi_k2_instruct")
-    trigger_heads = {SECTION_BEGIN: SECTION_HEAD, ARG_BEGIN: ARG_HEAD}
+    trigger_heads = {**dict.fromkeys(_SECTION_BEGINS, SECTION_HEAD), ARG_BEGIN: ARG_HEAD}
     summary = "<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...}<|tool_call_end|>..."
+
+    def tool_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
+        return tuple(f"{_FUNCTIONS}{name}:" for name in ctx.by_name if name and ":" not in name and not any(c.isspace() for c in name))
+
+    def trigger_head(self, trigger: str) -> str | None:
+        return self.trigger_heads.get(trigger, _STRIPPED_HEAD if trigger.startswith(_FUNCTIONS) else None)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == ARG_BEGIN:
             return self._orphan(text, pos)
+        if trigger.startswith(_FUNCTIONS):
+            return self._stripped(text, pos, trigger, ctx)
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
-        cursor = _skip(text, pos + len(SECTION_BEGIN)) if trigger == SECTION_BEGIN else pos
+        section = trigger in _SECTION_BEGINS
+        cursor = _skip(text, pos + len(trigger)) if section else pos
         end, cursor = self._calls(text, cursor, calls, diagnostics)
-        if trigger == SECTION_BEGIN and not calls and not diagnostics:
+        if section and not calls and not diagnostics:
             if cursor >= len(text):
                 return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended after the section token", text[pos:], self.name, pos)])
             # an empty section goes with its end token; a lone section token stays text
@@ -121,8 +146,10 @@ class KimiK2Family(CallFamily):
                 return len(text), len(text)
             end = close + len(CALL_END)
             cursor = _skip(text, end)
-        if text.startswith(SECTION_END, cursor):
-            end = cursor + len(SECTION_END)
+        for token in _SECTION_ENDS:
+            if text.startswith(token, cursor):
+                end = cursor + len(token)
+                break
         return end, cursor
 
     def _without_arg_token(self, text: str, cursor: int, head_start: int, body_end: int, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> bool:
@@ -193,6 +220,38 @@ class KimiK2Family(CallFamily):
             diagnostics.append(unparseable(self.name, f"arguments of {name!r}: {exc}", raw))
             return
         self._add_value(name, call_id, arguments, repairs, raw, calls, diagnostics)
+
+    def _stripped(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        """``functions.NAME:IDX{...}`` with every token around it stripped (see the module doc).
+
+        The object is read no further than the same id written again.
+        """
+        name = trigger[len(_FUNCTIONS) : -1]
+        if ctx.tool(name) is None:
+            return None
+        before = pos
+        while before > 0 and text[before - 1] in " \t":
+            before -= 1
+        if before > 0 and text[before - 1] not in "\n}":
+            return None  # inside a sentence: a mention
+        index = _STRIPPED_INDEX.match(text, pos + len(trigger))
+        if index is None or not text.startswith("{", index.end()):
+            return None
+        got = json_object_before_reopen(text, index.end(), trigger)
+        if got is None:
+            return None
+        value, end, repairs = got
+        after = end
+        while after < len(text) and text[after] in " \t\r":
+            after += 1
+        if after < len(text) and text[after] != "\n" and not text.startswith(_FUNCTIONS, after):
+            return None  # the line goes on: prose around an example
+        call_id = f"{_FUNCTIONS}{name}:{index.group(1)}"
+        repairs = ["call tokens missing around the call id (stripped special tokens?)", *repairs]
+        calls: list[ToolCall] = []
+        diagnostics: list[Diagnostic] = []
+        self._add_value(name, call_id, value, repairs, text[pos:end], calls, diagnostics)
+        return Extraction(end, calls, diagnostics)
 
     def _add_value(self, name: str, call_id: str, arguments: object, repairs: list[str], raw: str, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> None:
         call, diags = build_call(name, arguments, self.name, raw, repairs, call_id)
@@ -282,7 +341,7 @@ def _tokens_before(text: str, start: int) -> int:
         at = start
         while at > 0 and text[at - 1].isspace():
             at -= 1
-        for token in (CALL_BEGIN, SECTION_BEGIN):
+        for token in (CALL_BEGIN, *_SECTION_BEGINS):
             if text.startswith(token, at - len(token)) and at >= len(token):
                 start = at - len(token)
                 break

@@ -6,7 +6,8 @@ is why this is a hand-written scan and not an XML parser (``&`` and ``<`` in
 values would break one). Names and keys are everything up to ``>``, spaces and
 non-ASCII included. Models drop ``</parameter>`` before ``</function>`` and
 sometimes the opening ``<tool_call>`` (leaving a stray ``</tool_call>``);
-both are read.
+both are read. ByteDance Seed-OSS writes the same calls in
+``<seed:tool_call>…</seed:tool_call>`` (its chat template).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
+#: block tags around the calls: Qwen3-Coder's and Seed-OSS's
+BLOCKS = {OPEN: CLOSE, "<seed:tool_call>": "</seed:tool_call>"}
 FUNCTION = "<function="
 FUNCTION_END = "</function>"
 PARAMETER = "<parameter="
@@ -71,7 +74,7 @@ def _call_starts_between(text: str, start: int, end: int) -> bool:
 @register_family
 class Qwen3CoderFamily(CallFamily):
     name = "qwen3_coder"
-    triggers = (OPEN, FUNCTION)
+    triggers = (*BLOCKS, FUNCTION)
     #: above hermes and glm on the shared <tool_call>; above functionary on <function=
     priority = 70
     #: wrapped calls open with ``<function=`` (scan lookahead; the bare trigger needs none)
@@ -79,15 +82,16 @@ class Qwen3CoderFamily(CallFamily):
     #: MAX_NAME characters, then at most MAX_NAME whitespace and <parameter= or </function>
     #: (``_bare_body_is_ours``); possessive runs, as the first '>' ends the name
     trigger_heads = {
-        OPEN: r"\s*<function=",
+        **dict.fromkeys(BLOCKS, r"\s*<function="),
         FUNCTION: rf"[^<>{{]{{0,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+(?:<parameter=|</function>)",
     }
     aliases = ("qwen_xml", "qwen3_coder_xml", "qwen3-coder")
     summary = "Qwen3-Coder: <tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call>"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        wrapped = trigger == OPEN
-        cursor = skip_space(text, pos + len(OPEN), pos + len(OPEN) + MAX_NAME) if wrapped else pos
+        closer = BLOCKS.get(trigger, "")
+        wrapped = bool(closer)
+        cursor = skip_space(text, pos + len(trigger), pos + len(trigger) + MAX_NAME) if wrapped else pos
         if not text.startswith(FUNCTION, cursor):
             return None
         if not wrapped and not self._bare_body_is_ours(text, cursor):
@@ -95,14 +99,14 @@ class Qwen3CoderFamily(CallFamily):
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
         while True:
-            outcome = self._read_function(text, cursor, wrapped, ctx, diagnostics)
+            outcome = self._read_function(text, cursor, closer, ctx, diagnostics)
             if isinstance(outcome, Extraction):
                 outcome.calls[:0] = calls
                 outcome.diagnostics[:0] = diagnostics
                 outcome.end = max(outcome.end, cursor)
                 if outcome.end < len(text) and wrapped:
-                    close = find_forward(text, CLOSE, cursor)
-                    outcome.end = len(text) if close == -1 else max(outcome.end, close + len(CLOSE))
+                    close = find_forward(text, closer, cursor)
+                    outcome.end = len(text) if close == -1 else max(outcome.end, close + len(closer))
                 return outcome
             call, cursor = outcome
             calls.append(call)
@@ -110,8 +114,10 @@ class Qwen3CoderFamily(CallFamily):
             if text.startswith(FUNCTION, after):
                 cursor = after
                 continue
-            if text.startswith(CLOSE, after):  # read up to </tool_call>: later text changes nothing
-                return Extraction(end=after + len(CLOSE), calls=calls, diagnostics=diagnostics, final=True)
+            # read up to the block's closer (a bare call's stray one too): later text changes nothing
+            for block_end in (closer,) if wrapped else BLOCKS.values():
+                if text.startswith(block_end, after):
+                    return Extraction(end=after + len(block_end), calls=calls, diagnostics=diagnostics, final=True)
             return Extraction(end=cursor, calls=calls, diagnostics=diagnostics)
 
     @staticmethod
@@ -130,15 +136,16 @@ class Qwen3CoderFamily(CallFamily):
         return text.startswith(PARAMETER, body) or text.startswith(FUNCTION_END, body)
 
     def _read_function(
-        self, text: str, at: int, wrapped: bool, ctx: ParseContext, diagnostics: list[Diagnostic]
+        self, text: str, at: int, closer: str, ctx: ParseContext, diagnostics: list[Diagnostic]
     ) -> tuple[ToolCall, int] | Extraction:
+        """One ``<function=…>`` call at ``at``; ``closer`` is its block's closing tag ("" for a bare call)."""
         header = read_name(text, at + len(FUNCTION))
         if header is None:
             return unreadable(self.name, text, at, at + len(FUNCTION), "no function name closed by '>' after <function=")
         name, cursor = header
         repairs: list[str] = []
         end = find_forward(text, FUNCTION_END, cursor)
-        close = find_forward(text, CLOSE, cursor) if wrapped else -1
+        close = find_forward(text, closer, cursor) if closer else -1
         if close != -1 and end != -1 and close < end and not _call_starts_between(text, close, end):
             close = -1  # "</tool_call>" inside a value, not the end of this call
         if end == -1 or (close != -1 and close < end):
@@ -147,7 +154,7 @@ class Qwen3CoderFamily(CallFamily):
                     self.name, text, at, len(text), f"call to {name!r} ends before </function>", kind=DiagnosticKind.TRUNCATED
                 )
             end, after = close, close
-            repairs.append("missing </function> before </tool_call>")
+            repairs.append(f"missing </function> before {closer}")
         else:
             after = end + len(FUNCTION_END)
         body_start = skip_space(text, cursor, end)
@@ -197,8 +204,8 @@ class Qwen3CoderFamily(CallFamily):
             arguments[key] = typed_value(raw, property_schema(tool, key), untyped="string")
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
-        if trigger == OPEN:
-            body = skip_space(text, pos + len(OPEN))
+        if trigger in BLOCKS:
+            body = skip_space(text, pos + len(trigger))
             return body < len(text) and not is_proper_prefix(text, body, FUNCTION)
         return name_settled(text, pos + len(FUNCTION))
 
