@@ -165,12 +165,33 @@ class ToolScanner:
         groups: dict[str, list[str]] = {}
         for trigger in own:
             groups.setdefault(trigger[0], []).append(trigger)
-        literal = [trie_pattern(dict.fromkeys(group, "")) for group in groups.values()]
-        filtered = [trie_pattern({t: _guard(t, own[t]) for t in group}) for group in groups.values()]
-        self.pattern = EitherPattern(shared.pattern, *literal)
-        self.content_pattern = EitherPattern(shared.content_pattern, *literal)
-        self.filtered_pattern = EitherPattern(shared.filtered_pattern, *filtered)
-        self.filtered_call_pattern = EitherPattern(shared.filtered_call_pattern, *filtered)
+        self._own = own
+        self._groups = list(groups.values())
+
+    # Compiled when first used, as the shared scanner's: a one-shot parse needs only the filtered ones.
+    @cached_property
+    def _literal(self) -> list[re.Pattern[str] | None]:
+        return [trie_pattern(dict.fromkeys(group, "")) for group in self._groups]
+
+    @cached_property
+    def _filtered(self) -> list[re.Pattern[str] | None]:
+        return [trie_pattern({t: _guard(t, self._own[t]) for t in group}) for group in self._groups]
+
+    @cached_property
+    def pattern(self) -> EitherPattern:
+        return EitherPattern(self.shared.pattern, *self._literal)
+
+    @cached_property
+    def content_pattern(self) -> EitherPattern:
+        return EitherPattern(self.shared.content_pattern, *self._literal)
+
+    @cached_property
+    def filtered_pattern(self) -> EitherPattern:
+        return EitherPattern(self.shared.filtered_pattern, *self._filtered)
+
+    @cached_property
+    def filtered_call_pattern(self) -> EitherPattern:
+        return EitherPattern(self.shared.filtered_call_pattern, *self._filtered)
 
     def search(self, text: str, pos: int) -> re.Match[str] | None:
         return self.pattern.search(text, pos)
