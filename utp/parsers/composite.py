@@ -220,21 +220,32 @@ class EitherPattern:
         found: list[re.Match[str] | None] = [None] * len(patterns)
         searched_from = [-1] * len(patterns)
         seen: list[str | None] = [None]
+        #: patterns that may still match from the last position asked: one that found nothing
+        #: from a position at or before it has nothing further on (until a search goes back)
+        live: list[int] = []
+        last = [0]
 
         def search(text: str, pos: int) -> re.Match[str] | None:
             if text is not seen[0]:
                 seen[0] = text
                 searched_from[:] = [-1] * len(patterns)
+                live[:] = range(len(patterns))
+            elif pos < last[0]:
+                live[:] = range(len(patterns))
+            last[0] = pos
             best: re.Match[str] | None = None
-            for i, pattern in enumerate(patterns):
+            dead = False
+            for i in live:
                 match = found[i]
                 if searched_from[i] < 0 or searched_from[i] > pos or (match is not None and match.start() < pos):
-                    match = found[i] = pattern.search(text, pos)
+                    match = found[i] = patterns[i].search(text, pos)
                     searched_from[i] = pos
-                if match is not None and (
-                    best is None or match.start() < best.start() or (match.start() == best.start() and match.end() > best.end())
-                ):
+                if match is None:
+                    dead = True
+                elif best is None or match.start() < best.start() or (match.start() == best.start() and match.end() > best.end()):
                     best = match
+            if dead:
+                live[:] = [i for i in live if found[i] is not None]
             return best
 
         return search
