@@ -92,6 +92,20 @@ def skip_space(text: str, pos: int, limit: int | None = None) -> int:
     return pos
 
 
+def skip_blanks(text: str, pos: int) -> int:
+    """``pos`` moved forward over spaces and tabs (not line breaks: the line's end still counts)."""
+    while pos < len(text) and text[pos] in " \t":
+        pos += 1
+    return pos
+
+
+def blanks_before(text: str, pos: int) -> int:
+    """``pos`` moved back over spaces and tabs: where a marker's line indentation begins."""
+    while pos > 0 and text[pos - 1] in " \t":
+        pos -= 1
+    return pos
+
+
 def bounded_find(text: str, needle: str, pos: int, max_distance: int) -> int:
     """``needle`` within ``max_distance`` characters of ``pos``, else -1 (constant work)."""
     return text.find(needle, pos, pos + max_distance + len(needle))

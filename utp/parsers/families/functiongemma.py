@@ -50,7 +50,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.jsonrepair import quoted_string_end
 from utp.parsers.pyliteral import INTEGER_TEXT, NUMBER_TEXT, LiteralError, parse_literal
-from utp.parsers.textscan import find_first, find_forward, is_proper_prefix, skip_space
+from utp.parsers.textscan import blanks_before, find_first, find_forward, is_proper_prefix, skip_blanks, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 ESCAPE = "<escape>"
@@ -330,9 +330,7 @@ class FunctionGemmaFamily(CallFamily):
 
     def _bare(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """``call:NAME{...}`` with the call tokens stripped: only as a whole line (see the module doc)."""
-        before = pos
-        while before > 0 and text[before - 1] in " \t":
-            before -= 1
+        before = blanks_before(text, pos)
         if before > 0 and text[before - 1] != "\n":
             return None
         line_end = find_forward(text, "\n", pos)
@@ -356,18 +354,14 @@ class FunctionGemmaFamily(CallFamily):
                 return None
             calls.append(make_call(self.name, name, arguments, line[cursor:end], pos + cursor, repairs, diagnostics))
             cursor = end
-            blanks = cursor
-            while blanks < len(line) and line[blanks] in " \t":
-                blanks += 1
+            blanks = skip_blanks(line, cursor)
             if line.startswith(BARE, blanks):
                 cursor = blanks
                 continue
             for token in _ENDS:
                 if line.startswith(token, blanks):
                     cursor = blanks + len(token)
-                    blanks = cursor
-                    while blanks < len(line) and line[blanks] in " \t":
-                        blanks += 1
+                    blanks = skip_blanks(line, cursor)
                     break
             rest = line[blanks:]
             if blanks - cursor > _TRAILING_BLANKS or rest not in ("", "\r"):
@@ -388,9 +382,7 @@ class FunctionGemmaFamily(CallFamily):
     @staticmethod
     def _bare_settled(text: str, pos: int) -> bool:
         """Everything ``_bare`` reads lies on the trigger's line: decided once that line is whole."""
-        before = pos
-        while before > 0 and text[before - 1] in " \t":
-            before -= 1
+        before = blanks_before(text, pos)
         if before > 0 and text[before - 1] != "\n":
             return True
         name_at = pos + len(BARE)

@@ -145,10 +145,9 @@ class HarmonyFamily(CallFamily):
             return None
         arguments, end, repairs = read
         after = skip_space(text, end)
-        for token in _STRAY_ENDS:
-            if text.startswith(token, after):
-                end = after + len(token)
-                break
+        token = _end_token_at(text, after)
+        if token:
+            end = after + len(token)
         repairs = ["header tokens missing (stripped special tokens?)", *repairs]
         diagnostics: list[Diagnostic] = []
         call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
@@ -172,14 +171,12 @@ class HarmonyFamily(CallFamily):
             arguments, end, more = read[0], read[1], read[2]
             repairs.extend(more)
         end = skip_space(text, end)
-        for token in _STRAY_ENDS:
-            if text.startswith(token, end):
-                end += len(token)
-                break
-        else:
-            if end < len(text) and not text.startswith((START, CHANNEL), end):
-                repairs.append("text after the JSON arguments ignored")
-                end = body_end
+        token = _end_token_at(text, end)
+        if token:
+            end += len(token)
+        elif end < len(text) and not text.startswith((START, CHANNEL), end):
+            repairs.append("text after the JSON arguments ignored")
+            end = body_end
         diagnostics: list[Diagnostic] = []
         call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
         return Extraction(end=end, calls=[call], diagnostics=diagnostics)
@@ -210,6 +207,11 @@ class HarmonyFamily(CallFamily):
             arguments = json.dumps(call.arguments, ensure_ascii=False)
             parts.append(f"{prefix}{CHANNEL}commentary to=functions.{call.name} <|constrain|>json{MESSAGE}{arguments}{CALL}")
         return "".join(parts)
+
+
+def _end_token_at(text: str, at: int) -> str:
+    """The end token (``<|call|>``, ``<|end|>``, ``<|return|>``) that starts at ``at``, or ""."""
+    return next((token for token in _STRAY_ENDS if text.startswith(token, at)), "")
 
 
 def _offered(name: str, ctx: ParseContext) -> str | None:

@@ -42,7 +42,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.callshape import build_call, unparseable
 from utp.parsers.familykit import json_object_before_reopen, read_json_at
 from utp.parsers.jsonrepair import loads_lenient
-from utp.parsers.textscan import find_forward
+from utp.parsers.textscan import blanks_before, find_forward, skip_blanks
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
@@ -229,9 +229,7 @@ class KimiK2Family(CallFamily):
         name = trigger[len(_FUNCTIONS) : -1]
         if ctx.tool(name) is None:
             return None
-        before = pos
-        while before > 0 and text[before - 1] in " \t":
-            before -= 1
+        before = blanks_before(text, pos)
         if before > 0 and text[before - 1] not in "\n}":
             return None  # inside a sentence: a mention
         index = _STRIPPED_INDEX.match(text, pos + len(trigger))
@@ -241,10 +239,8 @@ class KimiK2Family(CallFamily):
         if got is None:
             return None
         value, end, repairs = got
-        after = end
-        while after < len(text) and text[after] in " \t\r":
-            after += 1
-        if after < len(text) and text[after] != "\n" and not text.startswith(_FUNCTIONS, after):
+        after = skip_blanks(text, end)
+        if after < len(text) and text[after] not in "\r\n" and not text.startswith(_FUNCTIONS, after):
             return None  # the line goes on: prose around an example
         call_id = f"{_FUNCTIONS}{name}:{index.group(1)}"
         repairs = ["call tokens missing around the call id (stripped special tokens?)", *repairs]
