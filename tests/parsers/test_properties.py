@@ -306,6 +306,12 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
             cases.append((name, f"{trigger!r}*n", lambda n, t=trigger: t * (n // len(t))))
             unit = trigger + 'f{"a":['
             cases.append((name, f"({trigger!r}+'f{{\"a\":[')*n", lambda n, u=unit: u * (n // len(u))))
+            # strings that never close inside JSON bodies: a lenient read from each opener must
+            # not run to the end of the text (it once did, at every opener: seconds for 40 KB)
+            unit = trigger + '["'
+            cases.append((name, f"({trigger!r}+'[\"')*n", lambda n, u=unit: u * (n // len(u))))
+            unit = trigger + '{"a": "'
+            cases.append((name, f"({trigger!r}+'{{\"a\": \"')*n+closers", lambda n, u=unit: u * (n // len(u)) + '"}]'))
     shared = {
         "{*n": lambda n: "{" * n,
         "[*n": lambda n: "[" * n,
@@ -323,6 +329,7 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
         "functionary recipients": lambda n: '>>>f\n{"a": ' * (n // 11),
         "unescaped quotes in call arguments": lambda n: '<tool_call>{"name": "f", "arguments": {"a": "x" y' * (n // 50),
         "unescaped quotes in bare JSON": lambda n: '{"a": "x" y' * (n // 11),
+        "bare call lines with an open string": lambda n: '<function\n{"name": "f", "arguments": "' * (n // 38) + ")",
         "many calls before one closer": lambda n: "<|python_tag|>" + '{"name": "f", "parameters": {}}; ' * (n // 33) + "<|eom_id|>",
         # the families whose markers come from the offered tool `f`
         "tool element heads": lambda n: "<f>\n<a>" * (n // 7),

@@ -256,19 +256,31 @@ def extract_tagged_json(
     call's arguments is never lifted out and run); the bad text is reported
     and values from then on are read one per line.
     """
-    from utp.parsers.jsonrepair import decode_json_at
-    from utp.parsers.textscan import find_forward
+    from utp.parsers.familykit import MAX_CLOSERS_INSIDE, closers_bound, string_open_at
+    from utp.parsers.jsonrepair import decode_json_at, strict_json_at
+    from utp.parsers.textscan import find_forward, nth_forward
 
     cursor = skip_ws(text, body_start)
     if cursor >= len(text):
         return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{family}: output ended after the call tag", _short(text[pos:]), family, pos)])
     if text[cursor] not in "{[":
         return None
-    limit = len(text)
-    for closer in closers:
-        k = find_forward(text, closer, cursor)
-        if k >= 0:
-            limit = min(limit, k)
+    opener = text[pos:body_start].strip()
+    limit = _first_closer(text, closers, cursor)
+    # Valid JSON may carry the closer (or the opening tag) inside a string: an argument that
+    # talks about the tag. Its first value is decoded strictly up to a few closers or openers
+    # ahead (a fixed number, so over a flood of openers the reads stay linear); when it ends
+    # past the first closer, that closer was an argument's text and the block ends later.
+    bound = closers_bound(text, closers, cursor) if closers else len(text)
+    if opener:
+        again = nth_forward(text, opener, cursor, MAX_CLOSERS_INSIDE)
+        bound = bound if again < 0 else min(bound, again)
+    first = strict_json_at(text, cursor, bound)
+    if first is not None and first[1] > limit:
+        limit = _first_closer(text, closers, first[1])
+    # JSON that needs repairs is read no further than where the tag opens again: a lenient
+    # read over a flood of openers would otherwise span the rest of the text at every one.
+    reopened = find_forward(text, opener, cursor) if opener else -1
     calls: list[ToolCall] = []
     diagnostics: list[Diagnostic] = []
     end = cursor
@@ -289,9 +301,21 @@ def extract_tagged_json(
                 jend += cursor
                 if CLOSED_TRUNCATED in repairs and line_end < limit:
                     raise ValueError("value does not close on its line")
+            elif first is not None:
+                (value, jend), repairs, first = first, [], None
             else:
-                value, jend, repairs = decode_json_at(window, cursor - offset)
+                if 0 <= reopened < cursor:
+                    reopened = find_forward(text, opener, cursor)
+                lenient_end = reopened - offset if cursor < reopened < limit else None
+                value, jend, repairs = decode_json_at(window, cursor - offset, lenient_end)
                 jend += offset
+                if lenient_end is not None and jend >= reopened and CLOSED_TRUNCATED in repairs:
+                    # The text goes on, so this is no output cut short. Inside a string, the tag
+                    # is quoted (a stream that has seen part of the string waits for the rest
+                    # instead of running half the arguments); with no call, the value is broken
+                    # (a flood of openers is one unreadable span, not a read at every one).
+                    if string_open_at(text, cursor, reopened) or calls_from_value(value, family, "", repairs, require_arguments) is None:
+                        raise ValueError(f"the value runs into {opener} written again")
         except ValueError as exc:
             skipped += 1
             resume = _resume_point(text, cursor, limit) if resume_lines and skipped <= MAX_SKIPPED_LINES else -1
@@ -341,6 +365,18 @@ def extract_tagged_json(
             end = after + len(closer)
             break
     return Extraction(end, calls, diagnostics)
+
+
+def _first_closer(text: str, closers: tuple[str, ...], pos: int) -> int:
+    """Where the nearest of ``closers`` at or after ``pos`` starts; the end of the text if none."""
+    from utp.parsers.textscan import find_forward
+
+    limit = len(text)
+    for closer in closers:
+        k = find_forward(text, closer, pos)
+        if k >= 0:
+            limit = min(limit, k)
+    return limit
 
 
 #: what moves the bracket depth of (possibly broken) JSON, line by line: a string never

@@ -106,6 +106,55 @@ def closers_bound(text: str, closers: tuple[str, ...], pos: int) -> int:
     return min(closer_bound(text, closer, pos) for closer in closers)
 
 
+def string_open_at(text: str, start: int, at: int) -> bool:
+    """Does JSON read from ``start`` stand inside a double-quoted string at ``at``?
+
+    Counted, not parsed (an odd number of unescaped quotes): the cheap sign
+    that a tag found at ``at`` is an argument's text rather than markup.
+    """
+    return (text.count('"', start, at) - text.count('\\"', start, at)) % 2 == 1
+
+
+def closer_past_strings(text: str, body: int, close: int, closer: str) -> int:
+    """Where ``closer`` really ends the JSON that starts at or after ``body``: ``close``, unless
+    that occurrence sits inside a string of valid JSON (an argument quoting the tag).
+
+    An odd number of unescaped quotes before ``close`` is the cheap sign; only
+    then is the JSON decoded, strictly and within :func:`closer_bound`. -1
+    when the text ends inside that string (a stream has not seen the real
+    closer yet; a response cut off there is truncated).
+    """
+    if close < 0 or not string_open_at(text, body, close):
+        return close
+    start = text.find("{", body, close)
+    if start < 0:
+        return close
+    bound = closer_bound(text, closer, start)
+    stop = json_end_within(text, start, bound)
+    if stop is None:
+        return -1  # valid so far and the text ends inside the string: the real closer is still to come
+    if stop <= close:
+        return close
+    return find_forward(text, closer, stop)
+
+
+def json_end_within(text: str, start: int, bound: int) -> int | None:
+    """Where valid JSON at ``start`` ends within ``bound`` (-1: it is not valid JSON);
+    None when it is valid as far as the text goes and the text ends first.
+
+    None is the answer a stream needs: the value is still being written, so a
+    tag seen inside it (in a string) must not end the call yet.
+    """
+    try:
+        _, stop = _DECODER.raw_decode(text[start:bound])
+    except json.JSONDecodeError as exc:
+        ran_out = exc.pos >= bound - start - 1 or exc.msg.startswith("Unterminated string")
+        return None if ran_out and bound == len(text) else -1
+    except (ValueError, RecursionError):
+        return -1
+    return start + stop
+
+
 def json_object_before_reopen(text: str, pos: int, opener: str) -> tuple[dict[str, Any], int, list[str]] | None:
     """The JSON object at ``pos`` (as :func:`read_json_at`), read no further than ``opener`` written again.
 

@@ -21,6 +21,7 @@ from typing import Any
 __all__ = [
     "UnreadableJSON",
     "decode_json_at",
+    "strict_json_at",
     "loads_lenient",
     "parse_arguments",
     "scan_json_value",
@@ -148,6 +149,22 @@ def _scan_container(text: str, pos: int) -> int:
         i += 1
 
 
+def strict_json_at(text: str, pos: int, bound: int) -> tuple[Any, int] | None:
+    """Valid JSON starting at ``pos`` and ending by ``bound``: ``(value, end)``, or None.
+
+    Within a bound short of the end the slice is decoded, not the text: a
+    failing decode builds an error that counts the lines before its position,
+    which over many positions of one long text would be quadratic.
+    """
+    try:
+        if bound < len(text):
+            value, stop = _DECODER.raw_decode(text[pos:bound])
+            return value, pos + stop
+        return _DECODER.raw_decode(text, pos)
+    except (ValueError, RecursionError):
+        return None
+
+
 def decode_json_at(text: str, pos: int, end: int | None = None) -> tuple[Any, int, list[str]]:
     """Decode the JSON value at ``pos``: ``(value, end, repairs)``; raises ValueError
     (:class:`UnreadableJSON`, with the value's extent, when the lenient read failed).
@@ -263,6 +280,8 @@ class _LenientReader:
         self.n = len(text)
         self.i = 0
         self.repairs: list[str] = []
+        #: from here on no quote can end a string value (a walk found none): later walks stop at once
+        self._no_value_end_from = self.n
 
     # -- helpers
 
@@ -374,8 +393,13 @@ class _LenientReader:
             follow = _WS_RUN.match(text, at).end()
             if follow >= n or text[follow] in _VALUE_FOLLOWERS:
                 return at
+            if at >= self._no_value_end_from:
+                return end
             at = quoted_string_end(text, at - 1)  # the quote that did not end it opens the next stretch
             if at < 0:
+                # Every quote from ``end`` on was walked in vain; a later string would walk the
+                # same quotes again (quadratic over many strings), so remember where this began.
+                self._no_value_end_from = min(self._no_value_end_from, end)
                 return end
 
     def read_escaped_string(self) -> str:

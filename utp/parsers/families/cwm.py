@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.familykit import closer_past_strings, make_call, unreadable
 from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, Tool, ToolCall
 
@@ -48,7 +48,7 @@ class CwmFamily(CallFamily):
         label = _LABEL_RE.match(text, pos + len(OPEN))
         if label is None:
             return None
-        close = find_forward(text, CLOSE, label.end())
+        close = closer_past_strings(text, label.end(), find_forward(text, CLOSE, label.end()), CLOSE)
         if close < 0:
             return None  # an unclosed tag is prose (or a call still being written)
         end = close + len(CLOSE)

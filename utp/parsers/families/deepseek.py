@@ -34,6 +34,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.families.anthropic_xml import SYNTAX as _CLAUDE_SYNTAX
 from utp.parsers.families.anthropic_xml import InvokeSyntax, read_invoke_run
 from utp.parsers.callshape import build_call, unparseable
+from utp.parsers.familykit import closer_past_strings
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -128,6 +129,8 @@ class DeepseekFamily(CallFamily):
                 break
             body_start = token.end()
             close = min((k for k in (find_forward(text, t, body_start) for t in CALL_END) if k >= 0), default=-1)
+            if close >= 0:
+                close = closer_past_strings(text, body_start, close, next(t for t in CALL_END if text.startswith(t, close)))
             body_end = close if close >= 0 else len(text)
             self._read_call(text[body_start:body_end], pos, calls, diagnostics, ctx)
             if close < 0:

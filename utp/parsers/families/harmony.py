@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import closers_bound, identifier_safe, json_object_before_reopen, make_call, read_json_at, unreadable
+from utp.parsers.familykit import closer_past_strings, closers_bound, identifier_safe, json_object_before_reopen, make_call, read_json_at, unreadable
 from utp.parsers.textscan import bounded_find, find_first, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -162,6 +162,8 @@ class HarmonyFamily(CallFamily):
         if json_start == body_end:
             end = body_end
         else:
+            if terminator and closer_past_strings(text, json_start, body_end, terminator) < 0:
+                terminator = ""  # the text ends inside a string that quotes the token: still being written
             # a value naming a body-ending token in a string is still read whole
             read = read_json_at(text, json_start, body_end if terminator else None, closers_bound(text, _BODY_ENDS, body_end))
             if read is None or not isinstance(read[0], dict):
@@ -176,7 +178,9 @@ class HarmonyFamily(CallFamily):
             end += len(token)
         elif end < len(text) and not text.startswith((START, CHANNEL), end):
             repairs.append("text after the JSON arguments ignored")
-            end = body_end
+            # up to the token that ends the body; after arguments that quoted it, the next one
+            later = find_first(text, _BODY_ENDS, end)[0] if end > body_end else body_end
+            end = later if later >= 0 else len(text)
         diagnostics: list[Diagnostic] = []
         call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
         return Extraction(end=end, calls=[call], diagnostics=diagnostics)

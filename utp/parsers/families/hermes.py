@@ -41,9 +41,9 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import build_call, calls_from_value, unparseable
 from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
-from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, unreadable
+from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
 from utp.parsers.pyliteral import LiteralError
-from utp.parsers.jsonrepair import decode_json_at, loads_lenient
+from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, loads_lenient
 from utp.parsers.pyliteral import json_or_text
 from utp.parsers.textscan import bounded_find, find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -167,13 +167,17 @@ class HermesFamily(CallFamily):
         if still_open:
             # valid so far, the closer inside an unfinished string: the call runs to the end
             # of the text (truncated output; a stream waits for the rest)
-            limit, close = len(text), -1
+            limit, close, reopened = len(text), -1, -1
         else:
             # JSON that needs repairs is read only up to where the tag opens again
             reopened = find_forward(text, opener, cursor)
             limit = min(limit, bound if reopened < 0 else reopened)
         try:
             value, jend, repairs = decode_json_at(text, cursor, limit)
+            if 0 <= reopened <= jend and CLOSED_TRUNCATED in repairs and string_open_at(text, cursor, reopened):
+                # the text goes on, and the tag opening again stands inside a string: quoted, not
+                # markup (a stream that has seen part of the string waits for the rest)
+                raise ValueError(f"the value runs into {opener} written again")
         except ValueError as exc:
             if not strong:
                 return None

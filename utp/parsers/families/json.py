@@ -26,7 +26,8 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, NAME_KEYS, calls_from_value, skip_ws, unparseable
-from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value
+from utp.parsers.familykit import MAX_CLOSERS_INSIDE
+from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
 from utp.parsers.names import resolve_name
 from utp.parsers.reasoning import REASONING_TAGS
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -48,6 +49,8 @@ _KEY_HEAD = (
     + "|".join(sorted(_QUOTED_ONLY_KEYS, key=len, reverse=True))
     + r")[\"'])"
 )
+#: a line that opens another call-shaped object: where a repaired read of this one stops looking
+_CALL_LINE = re.compile(r"\n[ \t]*+\{" + _KEY_HEAD)
 _LOOKBACK = 240
 #: a lead-in is prose: a line holding these is JSON (``"function": {`` inside an object), not a sentence
 _JSON_PUNCTUATION = re.compile(r"[{\[\"]")
@@ -71,7 +74,8 @@ class JsonFamily(CallFamily):
         if placement is None:
             return None
         try:
-            value, end, repairs = decode_json_at(text, pos)
+            strict = strict_json_at(text, pos, len(text))
+            value, end, repairs = (*strict, []) if strict is not None else decode_json_at(text, pos, _lenient_end(text, pos))
         except ValueError as exc:
             if placement == "start" or self._names_offered_tool(text, pos, ctx):
                 if isinstance(exc, UnreadableJSON):
@@ -215,3 +219,19 @@ def _ends_line(text: str, end: int) -> bool:
     nl = text.find("\n", end, end + _LOOKBACK)
     rest = text[end:nl] if nl >= 0 else text[end : end + _LOOKBACK]
     return not rest.strip() and (nl >= 0 or end + _LOOKBACK >= len(text))
+
+
+def _lenient_end(text: str, pos: int) -> int:
+    """How far a repaired read of the object at ``pos`` may look: up to a few call-shaped lines on.
+
+    Nothing marks where a bare object ends; broken JSON read leniently to the
+    end of a text full of call-shaped lines would cost the rest of the text at
+    each of them. A value may hold a few such lines (a pretty-printed list of
+    named objects), so the bound is the ``MAX_CLOSERS_INSIDE``-th of them.
+    """
+    found = 0
+    for match in _CALL_LINE.finditer(text, pos + 1):
+        found += 1
+        if found == MAX_CLOSERS_INSIDE:
+            return match.start()
+    return len(text)

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import build_call, unparseable
-from utp.parsers.familykit import json_object_before_reopen, read_json_at
+from utp.parsers.familykit import closer_past_strings, json_object_before_reopen, read_json_at
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.textscan import blanks_before, find_forward, skip_blanks
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -135,6 +135,7 @@ class KimiK2Family(CallFamily):
                     continue
             else:
                 ident = _ID.match(text[head_start:arg])
+                close = closer_past_strings(text, arg + len(ARG_BEGIN), close, CALL_END)
                 body_end = close if close >= 0 else len(text)
                 raw_args = text[arg + len(ARG_BEGIN) : body_end]
                 if ident is None:
