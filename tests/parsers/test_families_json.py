@@ -185,7 +185,19 @@ class TestJson:
         assert parsed.tool_calls[0].id == "call_1"
 
     @pytest.mark.parametrize("text", [
+        json.dumps({"role": "assistant", "content": None, "function_call": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}),
+        json.dumps({"function_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}),
+        json.dumps({"tool_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}),
+    ], ids=["openai legacy message", "function_call alone", "tool_call alone"])
+    def test_a_single_call_wrapper_echoed_as_content(self, text: str) -> None:
+        """OpenAI's legacy ``function_call`` message field, written into the content by a model
+        trained on such transcripts, and the singular ``tool_call`` some write instead."""
+        assert calls_of(text) == one("get_weather", city="Paris")
+
+    @pytest.mark.parametrize("text", [
         '{"thought": "It is sunny.", "answer": "Paris"}',
+        '{"function_call": "auto"}',
+        '{"function_call": {"name": "f", "arguments": {}}, "result": 3}',
         '{"tool_calls": [], "content": "nothing to call"}',
         '{"tool_calls": [{"name": "f", "arguments": {}}], "result": 3}',
         '{"role": "user", "content": "hi"}',

@@ -248,6 +248,50 @@ def test_anthropic_xml_unclosed_parameter_is_truncated() -> None:
     assert kinds(parsed) == [DiagnosticKind.TRUNCATED]
 
 
+#: Claude 2.1's legacy tool use, as its system prompt taught it (Anthropic's anthropic-tools
+#: prompt construction: "<invoke><tool_name>$TOOL_NAME</tool_name><parameters>
+#: <$PARAMETER_NAME>$PARAMETER_VALUE</$PARAMETER_NAME>...</parameters></invoke>")
+LEGACY = (
+    "Checking.\n<function_calls>\n<invoke>\n<tool_name>get_weather</tool_name>\n<parameters>\n"
+    "<city>Paris</city>\n<days>2</days>\n</parameters>\n</invoke>\n"
+    "<invoke>\n<tool_name>ping</tool_name>\n</invoke>\n</function_calls>\nDone."
+)
+
+
+def test_anthropic_xml_claude21_invokes_with_element_arguments() -> None:
+    tools = [tool("get_weather", city={"type": "string"}, days={"type": "integer"}), tool("ping")]
+    parsed = parse_response(LEGACY, tools=tools)
+    assert calls_of(parsed) == [("get_weather", {"city": "Paris", "days": 2}), ("ping", {})]
+    assert parsed.content == "Checking.\nDone."
+    assert not parsed.diagnostics
+
+
+def test_anthropic_xml_claude21_streams_like_one_shot() -> None:
+    from tests.parsers.conftest import assert_every_cut_matches
+
+    assert_every_cut_matches(LEGACY, [tool("get_weather", city={"type": "string"}, days={"type": "integer"}), tool("ping")], step=29)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("<function_calls>\n<invoke>\n<tool_name>f</tool_name>\n<parameters>\n<k>v", DiagnosticKind.TRUNCATED),
+        ("<function_calls>\n<invoke>\n<tool_name>f</tool_name>\nsome text\n</invoke>\n</function_calls>", DiagnosticKind.UNPARSEABLE),
+        ("<function_calls>\n<invoke>\n<tool_name>f</tool_name>\n<parameters><k>v</parameters>\n</invoke>", DiagnosticKind.UNPARSEABLE),
+    ],
+    ids=["cut off", "not parameters", "unclosed element"],
+)
+def test_anthropic_xml_claude21_broken_invokes_are_reported(text: str, kind: DiagnosticKind) -> None:
+    parsed = parse_response(text)
+    assert parsed.tool_calls == []
+    assert kinds(parsed) == [kind]
+
+
+def test_anthropic_xml_claude21_invoke_needs_the_wrapper() -> None:
+    text = "<invoke>\n<tool_name>f</tool_name>\n</invoke>"
+    assert parse_response(text).tool_calls == []
+
+
 def test_anthropic_xml_render() -> None:
     assert get_family("anthropic_xml").render([ToolCall("f", {"k": "v", "n": 1})]) == (
         '<function_calls>\n<invoke name="f">\n<parameter name="k">v</parameter>\n<parameter name="n">1</parameter>\n</invoke>\n</function_calls>'

@@ -69,10 +69,13 @@ def test_streaming_a_call_quoting_its_own_markup_matches_one_shot(family: str) -
             '{"query": "<|tool_call_end|>"}<|tool_call_end|><|tool_calls_section_end|>',
             "<|tool_call_end|>",
         ),
+        ('<tool_calls>[{"name":"search","arguments":{"query":"<tool_calls>"}}]</tool_calls>', "<tool_calls>"),
+        ('<|python_tag|>{"name": "search", "parameters": {"query": "<|python_tag|> x"}}', "<|python_tag|> x"),
+        ('[TOOL_CALLS][{"name": "search", "arguments": {"query": "[TOOL_CALLS] x"}}]', "[TOOL_CALLS] x"),
     ],
-    ids=["jamba", "internlm", "granite", "lmstudio", "command_r", "command_r_fence", "kimi_k2"],
+    ids=["jamba", "internlm", "granite", "lmstudio", "command_r", "command_r_fence", "kimi_k2", "jamba_opener", "llama_opener", "mistral_opener"],
 )
-def test_closing_tag_inside_a_json_string_is_text(text: str, query: str) -> None:
+def test_a_tag_inside_a_json_string_is_text(text: str, query: str) -> None:
     parsed = parse_response(text, tools=TOOLS)
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("search", {"query": query})]
     assert parsed.content == ""

@@ -24,6 +24,9 @@ _META_KEYS = {"id", "type", "index", "call_id", "tool_call_id"}
 #: keys of an object that carries a list of calls: xLAM v1's ``{"thought": ..., "tool_calls": [...]}``,
 #: a model echoing an OpenAI message (``{"role": "assistant", "tool_calls": [...]}``)
 CALL_LIST_KEYS = ("tool_calls", "function_calls")
+#: keys of an object that carries one call: OpenAI's legacy ``{"role": "assistant", "function_call":
+#: {"name": ..., "arguments": "..."}}`` echoed into the content, and its singular ``tool_call``
+CALL_WRAPPER_KEYS = ("function_call", "tool_call")
 #: what may sit beside that list without making the object something else
 _CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "role", "type", "id"}
 #: LangChain's JSON agent blob ``{"action": NAME, "action_input": ARGS}`` (its JSON chat and
@@ -33,6 +36,7 @@ _AGENT_KEYS = {AGENT_ACTION_KEY, AGENT_INPUT_KEY}
 #: the pseudo-action LangChain agents use for "no call, here is the answer" (compared without case or spacing)
 AGENT_FINAL_ANSWER = "finalanswer"
 _NAME_KEY_SET = set(NAME_KEYS)
+_WRAPPER_KEY_SET = frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS)
 _ARG_KEY_SET = set(ARG_KEYS) | {AGENT_INPUT_KEY}
 
 
@@ -185,14 +189,19 @@ def calls_from_value(
 
 
 def _call_list(obj: Any) -> list[Any] | None:
-    """The list under ``tool_calls`` / ``function_calls`` when ``obj`` is only such a wrapper."""
+    """The calls under ``tool_calls`` / ``function_calls`` (a list) or ``function_call`` /
+    ``tool_call`` (one object) when ``obj`` is only such a wrapper."""
     if type(obj) is not dict or len(obj) > len(_CALL_LIST_META) + 1:
         return None
     keys = {_norm_key(k): k for k in obj}
-    for wrapper in CALL_LIST_KEYS:
-        inner = obj.get(keys.get(wrapper, wrapper))
-        if type(inner) is list and inner and keys.keys() - {wrapper} <= _CALL_LIST_META:
+    for wrapper in keys.keys() & _WRAPPER_KEY_SET:
+        inner = obj[keys[wrapper]]
+        if not inner or not keys.keys() - {wrapper} <= _CALL_LIST_META:
+            continue
+        if type(inner) is list and wrapper in CALL_LIST_KEYS:
             return inner
+        if type(inner) is dict and wrapper in CALL_WRAPPER_KEYS:
+            return [inner]
     return None
 
 
@@ -266,21 +275,30 @@ def extract_tagged_json(
     if text[cursor] not in "{[":
         return None
     opener = text[pos:body_start].strip()
-    limit = _first_closer(text, closers, cursor)
-    # Valid JSON may carry the closer (or the opening tag) inside a string: an argument that
-    # talks about the tag. Its first value is decoded strictly up to a few closers or openers
-    # ahead (a fixed number, so over a flood of openers the reads stay linear); when it ends
-    # past the first closer, that closer was an argument's text and the block ends later.
-    bound = closers_bound(text, closers, cursor) if closers else len(text)
-    if opener:
-        again = nth_forward(text, opener, cursor, MAX_CLOSERS_INSIDE)
-        bound = bound if again < 0 else min(bound, again)
-    first = strict_json_at(text, cursor, bound)
-    if first is not None and first[1] > limit:
-        limit = _first_closer(text, closers, first[1])
-    # JSON that needs repairs is read no further than where the tag opens again: a lenient
-    # read over a flood of openers would otherwise span the rest of the text at every one.
-    reopened = find_forward(text, opener, cursor) if opener else -1
+    limit = len(text)
+    for closer in closers:
+        k = find_forward(text, closer, cursor)
+        if 0 <= k < limit:
+            limit = k
+    first = None
+    if limit < len(text) and string_open_at(text, cursor, limit):
+        # The closer stands inside a string (an odd number of quotes before it): an argument
+        # that talks about the tag. Valid JSON then decides where the value ends; it is decoded
+        # strictly up to a few closers or openers ahead (a fixed number, so over a flood of
+        # openers the reads stay linear), and when it ends past the closer, the block ends later.
+        bound = closers_bound(text, closers, cursor)
+        if opener:
+            again = nth_forward(text, opener, cursor, MAX_CLOSERS_INSIDE)
+            bound = bound if again < 0 else min(bound, again)
+        first = strict_json_at(text, cursor, bound)
+        if first is not None and first[1] > limit:
+            limit = _first_closer(text, closers, first[1])
+        else:
+            first = None  # within the window: the loop decodes it as usual
+    # JSON that needs repairs is read no further than where the tag opens again (found when
+    # first needed): a lenient read over a flood of openers would otherwise span the rest of
+    # the text at every one.
+    reopened = -1
     calls: list[ToolCall] = []
     diagnostics: list[Diagnostic] = []
     end = cursor
@@ -303,11 +321,14 @@ def extract_tagged_json(
                     raise ValueError("value does not close on its line")
             elif first is not None:
                 (value, jend), repairs, first = first, [], None
+            elif (strict := strict_json_at(window, cursor - offset, len(window))) is not None:
+                (value, jend), repairs = strict, []
+                jend += offset
             else:
-                if 0 <= reopened < cursor:
+                if opener and reopened < cursor:
                     reopened = find_forward(text, opener, cursor)
                 lenient_end = reopened - offset if cursor < reopened < limit else None
-                value, jend, repairs = decode_json_at(window, cursor - offset, lenient_end)
+                value, jend, repairs = decode_json_at(window, cursor - offset, lenient_end, known_invalid=True)
                 jend += offset
                 if lenient_end is not None and jend >= reopened and CLOSED_TRUNCATED in repairs:
                     # The text goes on, so this is no output cut short. Inside a string, the tag

@@ -165,7 +165,7 @@ def strict_json_at(text: str, pos: int, bound: int) -> tuple[Any, int] | None:
         return None
 
 
-def decode_json_at(text: str, pos: int, end: int | None = None) -> tuple[Any, int, list[str]]:
+def decode_json_at(text: str, pos: int, end: int | None = None, *, known_invalid: bool = False) -> tuple[Any, int, list[str]]:
     """Decode the JSON value at ``pos``: ``(value, end, repairs)``; raises ValueError
     (:class:`UnreadableJSON`, with the value's extent, when the lenient read failed).
 
@@ -175,19 +175,22 @@ def decode_json_at(text: str, pos: int, end: int | None = None) -> tuple[Any, in
     """
     limit = len(text) if end is None else end
     windowed = limit < len(text)
-    try:
-        # Within a window, decode the slice: a failing raw_decode builds a JSONDecodeError
-        # that counts the newlines before the error (O(pos)), which would make decoding at
-        # many positions of one long text quadratic.
-        value, stop = _DECODER.raw_decode(text[pos:limit]) if windowed else _DECODER.raw_decode(text, pos)
-        if windowed:
-            stop += pos
-        if stop <= limit:
-            return value, stop, []
-    except ValueError:
-        pass
-    except RecursionError:
-        raise ValueError(f"JSON nested too deeply at offset {pos}") from None
+    # known_invalid: the caller's strict decode of the text from ``pos`` failed, so one
+    # within a window would too (a value that completes in it completes in the text)
+    if not known_invalid:
+        try:
+            # Within a window, decode the slice: a failing raw_decode builds a JSONDecodeError
+            # that counts the newlines before the error (O(pos)), which would make decoding at
+            # many positions of one long text quadratic.
+            value, stop = _DECODER.raw_decode(text[pos:limit]) if windowed else _DECODER.raw_decode(text, pos)
+            if windowed:
+                stop += pos
+            if stop <= limit:
+                return value, stop, []
+        except ValueError:
+            pass
+        except RecursionError:
+            raise ValueError(f"JSON nested too deeply at offset {pos}") from None
     if end is not None and end < len(text):
         # scan only the allowed window: slicing text[:end] would copy everything before pos
         # too, which is quadratic when a family decodes at many positions of one text

@@ -9,6 +9,12 @@ value that is valid JSON (``{"a": 1}``, ``42``) is read as JSON. OLMo-3 also
 wraps *pythonic* calls in ``<function_calls>``; that body is not an
 ``<invoke>``, so this family passes and the pythonic family reads it.
 
+Claude 2.1's tool use (Anthropic's legacy function-calling prompt, still in
+agent prompts and in models distilled from it) wrote the same wrapper with the
+name and arguments as elements: ``<invoke><tool_name>N</tool_name>
+<parameters><K>v</K></parameters></invoke>``; inside ``<function_calls>`` that
+is read too, values typed the same way.
+
 The invoke / parameter reading is shared: :class:`InvokeSyntax` says how a
 dialect spells the two tags and types a value, and :func:`read_invoke_run`
 reads a run of invokes in it (DeepSeek's DSML, ``deepseek_dsml``, is the same
@@ -41,7 +47,12 @@ _INVOKE_TAIL = NAME_ATTRIBUTE_HEAD
 #: the scan lookaheads: ``extract`` returns None unless ``_INVOKE`` matches at the invoke tag
 #: itself, or after at most ``_LEADING_SPACE`` whitespace (``\s`` is ``str.isspace``) past the
 #: wrapper; there is no truncation report at the end of the text, so nothing else can be read
-_WRAPPED_HEAD = rf"\s{{0,{_LEADING_SPACE}}}+<(?:{re.escape(_NS)})?invoke\s{_INVOKE_TAIL}"
+_WRAPPED_HEAD = rf"\s{{0,{_LEADING_SPACE}}}+<(?:(?:{re.escape(_NS)})?invoke\s{_INVOKE_TAIL}|invoke>\s*+<tool_name>)"
+#: Claude 2.1's invoke: the tool's name as an element, then (optionally) ``<parameters>``
+_LEGACY_INVOKE = re.compile(r"<invoke>\s*<tool_name>\s*(?P<name>[^<>\n]{1,256}?)\s*</tool_name>\s*")
+_LEGACY_OPEN = "<invoke>"
+#: one argument inside ``<parameters>``: an element named after the parameter
+_LEGACY_ARGUMENT = re.compile(r"<(?P<key>[A-Za-z_][\w.\-]{0,255})>")
 #: wrapper tag -> the closers that end it (a model may prefix one and not the other)
 _FUNCTION_CALLS_CLOSERS = tuple(f"</{p}function_calls>" for p in _PREFIXES)
 _WRAPPERS = {
@@ -74,6 +85,8 @@ class AnthropicXmlFamily(CallFamily):
         def closed_at(at: int) -> int:
             return next((at + len(closing) for closing in closers if text.startswith(closing, at)), -1)
 
+        if wrapped and _LEGACY_INVOKE.match(text, cursor):
+            return _read_legacy_block(self.name, text, cursor, ctx, closed_at)
         return read_invoke_block(self.name, text, cursor, ctx, SYNTAX, closed_at)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
@@ -82,6 +95,9 @@ class AnthropicXmlFamily(CallFamily):
             return False
         if _INVOKE.match(text, cursor):
             return True
+        if trigger in _WRAPPERS and (text.startswith(_LEGACY_OPEN, cursor) or is_proper_prefix(text, cursor, _LEGACY_OPEN)):
+            # Claude 2.1's invoke: undecided until its tool_name element has closed
+            return find_forward(text, "</tool_name>", cursor) != -1 or len(text) - cursor > 300
         if any(is_proper_prefix(text, cursor, f"<{p}invoke ") for p in _PREFIXES):
             return False
         head_end = bounded_find(text, ">", cursor, 300)
@@ -155,13 +171,24 @@ def read_invoke_block(
     """
     if not syntax.invoke.match(text, cursor):
         return None
-    run = read_invoke_run(family, text, cursor, ctx, syntax)
+    return _invoke_block(family, text, cursor, syntax.invoke, lambda match, diagnostics: read_invoke(family, text, match, ctx, diagnostics, syntax), closed_at)
+
+
+def _invoke_block(
+    family: str, text: str, cursor: int, invoke: re.Pattern[str], read_one: "_InvokeReader", closed_at: Callable[[int], int],
+    head_unfinished: Callable[[int], bool] = lambda at: False,
+) -> Extraction:
+    """The run of invokes at ``cursor`` and the closer after it; TRUNCATED when ``head_unfinished``
+    says the text ends inside the head of one more invoke (a stream must wait for it)."""
+    run = _invoke_run(text, cursor, invoke, read_one)
     if isinstance(run, Extraction):
         return run
     calls, diagnostics, cursor = run
     end = closed_at(cursor)
     if end >= 0:
         return Extraction(end=end, calls=calls, diagnostics=diagnostics, final=True)
+    if head_unfinished(cursor):
+        return unreadable(family, text, cursor, len(text), "output ended inside an invoke", kind=DiagnosticKind.TRUNCATED, calls=calls, diagnostics=diagnostics)
     return Extraction(end=cursor, calls=calls, diagnostics=diagnostics)
 
 
@@ -173,13 +200,19 @@ def read_invoke_run(
     An Extraction instead when one of them cannot be read (it reports the calls
     read before it too): that ends the run.
     """
+    return _invoke_run(text, cursor, syntax.invoke, lambda match, diagnostics: read_invoke(family, text, match, ctx, diagnostics, syntax))
+
+
+#: reads the invoke whose opening ``match`` it is given, adding notes to the diagnostics it is
+#: given: the call and the index past it, or the Extraction that reports it unreadable
+_InvokeReader = Callable[[re.Match[str], list[Diagnostic]], "tuple[ToolCall, int] | Extraction"]
+
+
+def _invoke_run(text: str, cursor: int, invoke: re.Pattern[str], read_one: _InvokeReader) -> tuple[list[ToolCall], list[Diagnostic], int] | Extraction:
     calls: list[ToolCall] = []
     diagnostics: list[Diagnostic] = []
-    while True:
-        match = syntax.invoke.match(text, cursor)
-        if match is None:
-            break
-        outcome = read_invoke(family, text, match, ctx, diagnostics, syntax)
+    while (match := invoke.match(text, cursor)) is not None:
+        outcome = read_one(match, diagnostics)
         if isinstance(outcome, Extraction):
             outcome.calls[:0] = calls
             outcome.diagnostics[:0] = diagnostics
@@ -242,3 +275,45 @@ def read_invoke(
             repairs.append(repair)
         arguments[key] = value
     return make_call(family, name, arguments, text[start:after], start, repairs, diagnostics), after
+
+
+def _read_legacy_block(family: str, text: str, cursor: int, ctx: ParseContext, closed_at: Callable[[int], int]) -> Extraction:
+    """Claude 2.1's invokes at ``cursor`` (``_LEGACY_INVOKE`` matches there) and the wrapper's closer."""
+
+    def head_unfinished(at: int) -> bool:
+        # the name element is long enough that a stream would settle the block before it
+        opening = text.startswith(_LEGACY_OPEN, at) or is_proper_prefix(text, at, _LEGACY_OPEN)
+        return opening and find_forward(text, "</tool_name>", at) == -1
+
+    def read_one(match: re.Match[str], diagnostics: list[Diagnostic]) -> tuple[ToolCall, int] | Extraction:
+        return _read_legacy_invoke(family, text, match, ctx, diagnostics)
+
+    return _invoke_block(family, text, cursor, _LEGACY_INVOKE, read_one, closed_at, head_unfinished)
+
+
+def _read_legacy_invoke(
+    family: str, text: str, match: re.Match[str], ctx: ParseContext, diagnostics: list[Diagnostic]
+) -> tuple[ToolCall, int] | Extraction:
+    """``<invoke><tool_name>N</tool_name><parameters><K>v</K>…</parameters></invoke>``: the call and its end."""
+    start, name = match.start(), match.group("name").strip()
+    close = find_forward(text, "</invoke>", match.end())
+    if close == -1:
+        return unreadable(family, text, start, len(text), f"invoke of {name!r} ends before </invoke>", kind=DiagnosticKind.TRUNCATED)
+    tool = ctx.tool(name)
+    arguments: dict[str, Any] = {}
+    cursor = match.end()
+    if text.startswith("<parameters>", cursor):
+        cursor = skip_space(text, cursor + len("<parameters>"))
+        while not text.startswith("</parameters>", cursor):
+            element = _LEGACY_ARGUMENT.match(text, cursor, close)
+            value_end = find_forward(text, f"</{element.group('key')}>", element.end()) if element else -1
+            if element is None or value_end == -1 or value_end > close:
+                return unreadable(family, text, start, close + len("</invoke>"), f"arguments of {name!r} are not <KEY>value</KEY> elements")
+            key = element.group("key")
+            arguments[key] = typed_value(text[element.end() : value_end], property_schema(tool, key), untyped="json")
+            cursor = skip_space(text, value_end + len(key) + 3)
+        cursor = skip_space(text, cursor + len("</parameters>"))
+    if cursor != close:
+        return unreadable(family, text, start, close + len("</invoke>"), f"text inside the invoke of {name!r} that is not its <parameters>")
+    end = close + len("</invoke>")
+    return make_call(family, name, arguments, text[start:end], start, [], diagnostics), end

@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, NAME_KEYS, calls_from_value, skip_ws, unparseable
+from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, calls_from_value, skip_ws, unparseable
 from utp.parsers.familykit import MAX_CLOSERS_INSIDE
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
 from utp.parsers.names import resolve_name
@@ -36,7 +36,7 @@ _OBJECT_START = re.compile(r"\{\s*\\?[\"']?([A-Za-z_][\w\-]*)")
 _LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
 _NAME_VALUE = re.compile(r"[\"']?(?:name|tool_name|function_name|tool|function|action)[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
 #: keys a call object (or a ``tool_calls`` wrapper: xLAM v1 puts its "thought" first) may open with
-_CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | {"arguments", "parameters", "args", "input", "type", "id", "thought", "role"}
+_CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS) | {"arguments", "parameters", "args", "input", "type", "id", "thought", "role"}
 #: LangChain's agent blob opens with one of these: only quoted (``{Action: ...`` is ReAct prose)
 _QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY})
 #: ``_OBJECT_START`` with a call key, as a lookahead; the cheap character checks come first
@@ -73,13 +73,18 @@ class JsonFamily(CallFamily):
         placement = self._placement(text, pos, ctx)
         if placement is None:
             return None
+        lenient_end = len(text)
         try:
             strict = strict_json_at(text, pos, len(text))
-            value, end, repairs = (*strict, []) if strict is not None else decode_json_at(text, pos, _lenient_end(text, pos))
+            if strict is None:
+                lenient_end = _lenient_end(text, pos)
+            value, end, repairs = (*strict, []) if strict is not None else decode_json_at(text, pos, lenient_end, known_invalid=True)
         except ValueError as exc:
             if placement == "start" or self._names_offered_tool(text, pos, ctx):
                 if isinstance(exc, UnreadableJSON):
-                    stop = exc.end
+                    # a value that never closed before the bound takes the rest of the text with it,
+                    # as it would unbounded (so a flood of broken calls is one report, not one per bound)
+                    stop = exc.end if exc.end < lenient_end else len(text)
                 else:
                     stop = scan_json_value(text, pos)
                     stop = len(text) if stop < 0 else stop
