@@ -263,3 +263,16 @@ def test_json_lines_ndjson_bytes_are_accepted() -> None:
     parser = StreamParser()
     events = parser.feed(json.dumps({"message": {"content": "hi"}}).encode()) + parser.close()
     assert "".join(e.text for e in events if isinstance(e, ContentDelta)) == json.dumps({"message": {"content": "hi"}})
+
+
+@pytest.mark.parametrize("text", [
+    'Action:{"action": "get_weather", "action_input": {}}',
+    'Here is the call: {"name": "f", "arguments": {"a": 1}}',
+])
+def test_a_call_after_a_same_line_lead_in_streams_like_one_shot(text: str) -> None:
+    """``Lead-in: {...}`` is a call when it ends the response; a stream cut inside the object
+    once settled it as inline prose (hypothesis found ``Action:{"action"`` | ``: ...``)."""
+    from tests.parsers.conftest import assert_every_cut_matches
+
+    assert parse_response(text).tool_calls
+    assert_every_cut_matches(text, None, step=7)

@@ -174,7 +174,9 @@ class JsonFamily(CallFamily):
             return True
         before = text[max(0, pos - _LOOKBACK) : pos]
         line_start = before.rfind("\n")
-        if not (pos == 0 or before.isspace() or _after_reasoning(before) or (line_start >= 0 and not before[line_start + 1 :].strip())):
+        line = before[line_start + 1 :]
+        lead_in = line.rstrip(" \t").endswith(":") and not _JSON_PUNCTUATION.search(line)  # "Here is the call: {"
+        if not (pos == 0 or before.isspace() or _after_reasoning(before) or (line_start >= 0 and not line.strip()) or lead_in):
             return True
         end = scan_json_value(text, pos)
         if end < 0:
