@@ -94,6 +94,9 @@ def _hostile(kind: str, size: int) -> str:
         "harmony_heads": '<|channel|>commentary to=functions.f <|message|>{"a": ',
         "functionary_heads": '>>>f\n{"a": ',
         "fence_openers": "```json\n",
+        # strings that never close after a JSON tag / in bare call lines (were quadratic: seconds for 40 KB)
+        "json_tag_strings": '<tool_calls>["',
+        "bare_call_strings": '\n{"name": "f", "arguments": "',
         # call-shaped units of the families whose markers come from the offered tool `f`
         "tool_element_heads": "<f>\n<a>",
         "hermes_tool_elements": "<tool_call><f><a>x</a>",
@@ -106,6 +109,7 @@ def _hostile(kind: str, size: int) -> str:
 HOSTILE_KINDS = [
     "unclosed_tool_call", "unclosed_qwen", "unclosed_pythonic", "unclosed_mistral", "unclosed_gemma", "braces", "brackets",
     "braces_spaced", "json_call_heads", "json_call_lines", "weak_tag_strings", "tag_call_heads", "harmony_heads", "functionary_heads", "fence_openers",
+    "json_tag_strings", "bare_call_strings",
     "json_call_heads+close", "json_call_lines+close",
     "tool_element_heads", "hermes_tool_elements", "python_fence_calls", "react_calls",
 ]
