@@ -100,13 +100,24 @@ def test_tool_names_that_python_cannot_call_add_no_trigger() -> None:
     triggers = TriggerScanner(parser.families, parser.ctx).content_triggers
     assert "ok.name(" in triggers
     assert not {"get-weather(", "search files("} & triggers
-    assert parser.anchored.keys() == {"ok.name("}
+    assert parser.anchored.keys() == {"ok.name(", "functions.ok.name(", "default_api.ok.name("}
+
+
+@pytest.mark.parametrize("text", ['functions.get_weather({"city": "Paris"})', 'default_api.get_weather(city="Paris")'])
+def test_a_namespace_before_the_name_is_the_tool(text: str) -> None:
+    """Tools declared in a namespace (Harmony's ``namespace functions``, Gemini's ``default_api``)
+    are called through it; the name resolves to the offered tool, and the repair is recorded."""
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert parsed.content == ""
+    assert any("get_weather" in d.reason for d in parsed.diagnostics)
+    assert _streamed(text, list(range(1, len(text)))) == _one_shot(text)
 
 
 # ------------------------------------------------------------------ heads, scans, streams
 
 _BODY = ["g(", "get_weather(", "(", ")", "city=", '"Paris"', "'x'", "1", "-2", "[1]", "{}", "True", "x", ", ", " ", "\n",
-         "<think>t</think>", "</think>", "print(", "=", "b'", "r'a'", "`", "\u00a0"]
+         "<think>t</think>", "</think>", "print(", "=", "b'", "r'a'", "`", "\u00a0", "functions.", "default_api."]
 
 
 _SCANNER = TriggerScanner(list(registered_families().values()), ParseContext(TOOLS))

@@ -238,8 +238,14 @@ class PythonicFamily(CallFamily):
     summary = "Pythonic: [f(a=1, b='x'), g()] (also <|tool_call_start|>[...]<|tool_call_end|>, <|python_start|>[...]<|python_end|> and <function_calls>f(a=1)</function_calls>)"
 
     def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
-        """``NAME(`` for each offered tool named like a Python callable: the start of a bracketless answer."""
-        return tuple(f"{name}(" for name in ctx.by_name if _CALLABLE_NAME.fullmatch(name))
+        """``NAME(`` for each offered tool named like a Python callable: the start of a bracketless answer.
+
+        Also ``functions.NAME(`` and ``default_api.NAME(``: the namespaces the tools
+        are declared in by TypeScript-style prompts (Harmony's ``namespace functions``)
+        and by Gemini-style ones (``default_api``), which models then write before the name.
+        """
+        names = [name for name in ctx.by_name if _CALLABLE_NAME.fullmatch(name)]
+        return tuple(f"{prefix}{name}(" for prefix in _NAMESPACES for name in names)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == "[":
@@ -393,6 +399,8 @@ _STATIC_TRIGGERS = frozenset(PythonicFamily.triggers)
 #: the start of a fence body that may still grow into a first call ("print(get_wea")
 _PARTIAL_CODE_START = re.compile(r"\s*(?:p(?:r(?:i(?:n(?:t(?:\s*\(\s*)?)?)?)?)?)?(?:\[\s*)?(?:[A-Za-z_][\w.]{0,256}\s*\(?)?")
 #: a tool name a Python-style call can spell: dotted identifiers (``math.hypot``)
+#: what may stand before an offered tool's name in a bracketless call (see ``context_triggers``)
+_NAMESPACES = ("", "functions.", "default_api.")
 _CALLABLE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
