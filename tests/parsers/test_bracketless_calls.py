@@ -100,7 +100,7 @@ def test_tool_names_that_python_cannot_call_add_no_trigger() -> None:
     triggers = TriggerScanner(parser.families, parser.ctx).content_triggers
     assert "ok.name(" in triggers
     assert not {"get-weather(", "search files("} & triggers
-    assert parser.anchored.keys() == {"ok.name(", "functions.ok.name(", "default_api.ok.name("}
+    assert {t for t in parser.anchored if t.endswith("(")} == {"ok.name(", "functions.ok.name(", "default_api.ok.name("}
 
 
 @pytest.mark.parametrize("text", ['functions.get_weather({"city": "Paris"})', 'default_api.get_weather(city="Paris")'])

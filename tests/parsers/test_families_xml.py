@@ -301,6 +301,33 @@ def test_anthropic_xml_render() -> None:
 # --- glm ----------------------------------------------------------------------------
 
 
+#: GLM-4 (glm-4-9b-chat): the tool's name on the answer's first line, its JSON arguments after
+GLM4_TOOLS = [tool("get_weather", city={"type": "string"}), tool("search", query={"type": "string"})]
+
+
+@pytest.mark.parametrize("text", ['get_weather\n{"city": "Paris"}', '<think>weather first</think>\nget_weather\n{"city": "Paris"}\n'])
+def test_glm4_name_line_then_json_answer(text: str) -> None:
+    parsed = parse_response(text, tools=GLM4_TOOLS)
+    assert [(c.name, c.arguments, c.format) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"}, "glm")]
+    assert parsed.content == ""
+
+
+@pytest.mark.parametrize("text", [
+    'get_weather\n{"city": "Paris"}\nThat is the call I would make.',  # more than the call
+    'I would use get_weather\n{"city": "Paris"}',  # not the answer's start
+    "search\nThis is about search.",  # no JSON after the name
+])
+def test_glm4_name_line_only_as_the_whole_answer(text: str) -> None:
+    assert parse_response(text, tools=GLM4_TOOLS).tool_calls == []
+    assert parse_response('get_weather\n{"city": "Paris"}').tool_calls == []  # not offered: prose
+
+
+def test_glm4_name_line_streams_like_one_shot() -> None:
+    from tests.parsers.conftest import assert_every_cut_matches
+
+    assert_every_cut_matches('get_weather\n{"city": "Paris"}', GLM4_TOOLS, step=5)
+
+
 def test_glm45_layout_with_newlines() -> None:
     text = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n<arg_key>days</arg_key>\n<arg_value>2</arg_value>\n</tool_call>"
     parsed = parse_response(text, tools=[tool("get_weather", city={"type": "string"}, days={"type": "integer"})])

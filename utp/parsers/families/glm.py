@@ -6,6 +6,12 @@ raw text typed by the tool's schema, or read as JSON when it is JSON and the
 schema does not say. The opener is shared with Hermes (``<tool_call>{json}``)
 and Qwen3-Coder (``<tool_call><function=...>``): this family only claims a body
 that is a bare name followed by ``<arg_key>`` or the close.
+
+GLM-4 (glm-4-9b-chat, GLM-4-0414) calls a tool with a whole answer of two
+parts: the tool's name on the first line, its arguments as a JSON object after
+it (its template's ``<|assistant|>NAME\n{...}``; BFCL's GLM handler reads the
+same). Read only for an offered tool and only when nothing else is in the
+answer, so a line naming a tool before some JSON in prose stays prose.
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.familykit import make_call, read_json_at, unreadable
+from utp.parsers.reasoning import answer_start
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.parsers.textscan import find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -152,10 +159,34 @@ class GlmFamily(CallFamily):
     aliases = ("glm4", "glm45", "glm47", "glm4_moe")
     summary = "GLM-4.5+: <tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>"
 
+    def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
+        """``NAME`` and a line break, for each offered tool: GLM-4's answer begins so."""
+        return tuple(f"{name}\n" for name in ctx.by_name if name and not any(ch.isspace() for ch in name))
+
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger != OPEN:
+            return self._name_line_answer(text, pos, trigger, ctx)
         return read_key_value_call(self.name, text, pos, ctx)
 
+    def _name_line_answer(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        """GLM-4's ``NAME\n{...}``: the whole answer, for an offered tool."""
+        if answer_start(text) != pos:
+            return None
+        body = skip_space(text, pos + len(trigger))
+        if not text.startswith("{", body):
+            return None
+        got = read_json_at(text, body)
+        if got is None or not isinstance(got[0], dict) or skip_space(text, got[1]) < len(text):
+            return None  # the answer is more than the call: prose that starts with a tool's name
+        value, _, repairs = got
+        name = trigger[:-1]
+        diagnostics: list[Diagnostic] = []
+        call = make_call(self.name, name, value, text[pos:], pos, repairs, diagnostics)
+        return Extraction(len(text), [call], diagnostics)
+
     def settled(self, text: str, pos: int, trigger: str) -> bool:
+        if trigger != OPEN:  # an answer of a name and JSON is decided by its end: hold it
+            return answer_start(text) != pos
         body = skip_space(text, pos + len(OPEN))
         return body < len(text) and text[body] in "<>{}[]\"'"
 
