@@ -77,7 +77,6 @@ def test_positional_arguments_are_mapped_by_the_schema_and_recorded() -> None:
         "get_weather(**options)",
         '```python\nresult = get_weather(city="Paris")\n```',  # code in a fence (test_code_fence_calls.py)
         '`get_weather(city="Paris")`',
-        'Here: get_weather(city="Paris")',
         'get_weather(city="Paris"',  # never closed
         'weather(city="Paris")',  # another name
         'xget_weather(city="Paris")',
@@ -164,3 +163,28 @@ def test_after_prefilled_reasoning_streamed_as_content_the_call_is_still_announc
 @pytest.mark.parametrize("text", ['get_weather(city="Paris")', '<think>t</think>\nget_weather(city="Paris"), g()', 'g(a=1)  then more'])
 def test_every_single_character_cut_matches_one_shot(text: str) -> None:
     assert _streamed(text, list(range(1, len(text)))) == _one_shot(text)
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ('Here is the function call:\nget_weather(city="Paris")', "Here is the function call:"),
+    ('Here is the function call:\n\nget_weather(city="Paris"), g()', "Here is the function call:"),
+    ('Tool call: get_weather(city="Paris")', "Tool call:"),
+    ('<think>t</think>\nCalling it now:\nget_weather(city="Paris")', "Calling it now:"),
+])
+def test_a_lead_in_line_may_announce_the_call_list(text: str, content: str) -> None:
+    """Small models write "Here is the function call:" before the calls (as before a bare JSON call)."""
+    parsed = parse_response(text, tools=TOOLS)
+    assert [c.name for c in parsed.tool_calls][:1] == ["get_weather"]
+    assert parsed.content == content
+    assert _streamed(text, list(range(1, len(text)))) == _one_shot(text)
+
+
+@pytest.mark.parametrize("text", [
+    'Note: get_weather(city="Paris") returns the weather.',  # prose after the call
+    'Use it like this:\nget_weather(city="Paris") gives the weather.',
+    'The result (see f(x)): get_weather(city="Paris")',  # code before the colon: no lead-in
+    'I will call it now.\nget_weather(city="Paris")',  # no colon: a sentence, not a lead-in
+    'First line.\nHere is the call:\nget_weather(city="Paris")',  # the lead-in must open the answer
+])
+def test_no_lead_in_no_call(text: str) -> None:
+    assert _calls(text) == []

@@ -135,6 +135,40 @@ def answer_start(text: str) -> int:
     return pos
 
 
+#: a lead-in is prose; these make a line code or data instead (``f(x):``, ``{"a":``, ``x = 1:``)
+_NOT_PROSE = frozenset('{}[]()"`=<>')
+#: longer than this, a line is no lead-in but a paragraph
+MAX_LEAD_IN = 200
+
+
+def call_list_starts(text: str) -> tuple[int, ...]:
+    """Where a whole-answer call list may begin: the answer's start, or just after a lead-in.
+
+    Small models announce the call before writing it: "Here is the function
+    call:" on a line of its own, or "Tool call: get_weather(...)" on one line.
+    A lead-in is one line of prose (no brackets, quotes or ``=``) ending in
+    ``:``, or such prose before the first ``:`` of the answer's line; what
+    follows it must still be nothing but calls (the families check). Cached
+    like :func:`answer_start`.
+    """
+    cached = getattr(_answer_cache, "starts", None)
+    if cached is not None and cached[0] is text:
+        return cached[1]
+    start = answer_start(text)
+    starts = [start]
+    line_end = text.find("\n", start, start + MAX_LEAD_IN + 1)
+    line = text[start : len(text) if line_end < 0 else line_end]
+    colon = line.find(":")
+    if colon > 0 and len(line) <= MAX_LEAD_IN and not _NOT_PROSE.intersection(line[:colon]):
+        if colon == len(line.rstrip()) - 1 and line_end >= 0:
+            starts.append(skip_space(text, line_end + 1))  # "Here is the call:" then the calls below
+        elif colon < len(line.rstrip()) - 1:
+            starts.append(skip_space(text, start + colon + 1, start + len(line)))  # "Tool call: f(...)"
+    found = tuple(starts)
+    _answer_cache.starts = (text, found)
+    return found
+
+
 def split_reasoning(text: str) -> tuple[str, str, list[ReasoningSpan]]:
     """``(content_without_reasoning, reasoning, spans)``; content is untouched when there is none."""
     spans = reasoning_spans(text)

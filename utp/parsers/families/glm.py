@@ -23,7 +23,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import make_call, read_json_at, unreadable
-from utp.parsers.reasoning import answer_start
+from utp.parsers.reasoning import call_list_starts
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.parsers.textscan import find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -170,7 +170,7 @@ class GlmFamily(CallFamily):
 
     def _name_line_answer(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         """GLM-4's ``NAME\n{...}``: the whole answer, for an offered tool."""
-        if answer_start(text) != pos:
+        if pos not in call_list_starts(text):
             return None
         body = skip_space(text, pos + len(trigger))
         if not text.startswith("{", body):
@@ -186,7 +186,7 @@ class GlmFamily(CallFamily):
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         if trigger != OPEN:  # an answer of a name and JSON is decided by its end: hold it
-            return answer_start(text) != pos
+            return pos not in call_list_starts(text)
         body = skip_space(text, pos + len(OPEN))
         return body < len(text) and text[body] in "<>{}[]\"'"
 

@@ -41,7 +41,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.familykit import clip, make_call, unreadable
 from utp.parsers.names import resolve_name
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall, parse_calls, salvage_calls
-from utp.parsers.reasoning import answer_start
+from utp.parsers.reasoning import call_list_starts
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 
@@ -332,8 +332,8 @@ class PythonicFamily(CallFamily):
 
     def _bracketless(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """The whole response as a call list without its brackets (BFCL's decoder adds them)."""
-        if answer_start(text) != pos:
-            return None  # only the answer's first word can begin a bracketless call list
+        if pos not in call_list_starts(text):
+            return None  # only the answer's first word (or the first after a lead-in) can begin a bracketless call list
         end = len(text.rstrip())  # the answer's end, before trailing blanks
         if end - pos > MAX_SPAN:
             return None
@@ -375,7 +375,7 @@ class PythonicFamily(CallFamily):
                 return _PARTIAL_CODE_START.fullmatch(text, opening.end()) is None
             return find_forward(text, "\n" + FENCE_CLOSE, opening.end() - 1) >= 0
         if trigger not in _STATIC_TRIGGERS:  # a bracketless answer is decided by its end: hold it
-            return answer_start(text) != pos
+            return pos not in call_list_starts(text)
         if trigger in FENCE_OPENERS:
             start = pos + len(trigger)
             if _FENCE_HEAD_RE.match(text, start) is not None:
