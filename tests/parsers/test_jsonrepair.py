@@ -247,3 +247,24 @@ def test_container_scan_agrees_with_a_plain_walk(body: str) -> None:
     for opener in "{[":
         text = opener + body
         assert scan_json_value(text, 0) == _walk_reference(text, 0), text
+
+
+@pytest.mark.parametrize("pad", range(24))
+def test_growing_strict_decode_reads_values_whatever_a_slice_cuts(pad: int) -> None:
+    """The slices of ``strict_json_growing`` may end inside an escape, a literal or a number;
+    such a cut must grow the slice, not reject valid JSON (hypothesis found ``\\u0003`` cut)."""
+    from utp.parsers.jsonrepair import strict_json_growing
+
+    value = {"k": "x" * pad, "items": [{"s": "é\u0003😀\"", "n": -13260128492, "t": True, "z": None} for _ in range(40)]}
+    text = json.dumps(value) + "</tag>"
+    got, ran_out = strict_json_growing(text, 0, len(text) - len("</tag>"))
+    assert got == (value, len(text) - len("</tag>"))
+    assert ran_out is False
+
+
+def test_growing_strict_decode_reports_a_value_that_runs_past_its_limit() -> None:
+    from utp.parsers.jsonrepair import strict_json_growing
+
+    text = '{"q": "a </tag> b"}</tag>'
+    assert strict_json_growing(text, 0, text.index("</tag>")) == (None, True)
+    assert strict_json_growing('{"q": 1 x}', 0, 10) == (None, False)

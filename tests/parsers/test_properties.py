@@ -330,6 +330,11 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
         "unescaped quotes in call arguments": lambda n: '<tool_call>{"name": "f", "arguments": {"a": "x" y' * (n // 50),
         "unescaped quotes in bare JSON": lambda n: '{"a": "x" y' * (n // 11),
         "bare call lines with an open string": lambda n: '<function\n{"name": "f", "arguments": "' * (n // 38) + ")",
+        # JSON that is no call after each tag, one closer far away: no read may span to it
+        # (four times the base size: the quadratic cost of a read at each tag shows from ~50 KB)
+        "non-call JSON before one far closer": lambda n: "<tool_calls>{}" * (4 * n // 14) + "</tool_calls>",
+        "granite non-calls before one far closer": lambda n: '<|tool_call|>{"a": 1}' * (4 * n // 21) + "<|/tool_call|>",
+        "python_tag non-calls before one trailer": lambda n: '<|python_tag|>{"a": 1}' * (4 * n // 22) + "<|eom_id|>",
         "many calls before one closer": lambda n: "<|python_tag|>" + '{"name": "f", "parameters": {}}; ' * (n // 33) + "<|eom_id|>",
         # the families whose markers come from the offered tool `f`
         "tool element heads": lambda n: "<f>\n<a>" * (n // 7),

@@ -265,9 +265,9 @@ def extract_tagged_json(
     call's arguments is never lifted out and run); the bad text is reported
     and values from then on are read one per line.
     """
-    from utp.parsers.familykit import MAX_CLOSERS_INSIDE, closers_bound, string_open_at
-    from utp.parsers.jsonrepair import decode_json_at, strict_json_at
-    from utp.parsers.textscan import find_forward, nth_forward
+    from utp.parsers.familykit import string_open_at
+    from utp.parsers.jsonrepair import decode_json_at
+    from utp.parsers.textscan import find_forward
 
     cursor = skip_ws(text, body_start)
     if cursor >= len(text):
@@ -280,21 +280,6 @@ def extract_tagged_json(
         k = find_forward(text, closer, cursor)
         if 0 <= k < limit:
             limit = k
-    first = None
-    if limit < len(text) and string_open_at(text, cursor, limit):
-        # The closer stands inside a string (an odd number of quotes before it): an argument
-        # that talks about the tag. Valid JSON then decides where the value ends; it is decoded
-        # strictly up to a few closers or openers ahead (a fixed number, so over a flood of
-        # openers the reads stay linear), and when it ends past the closer, the block ends later.
-        bound = closers_bound(text, closers, cursor)
-        if opener:
-            again = nth_forward(text, opener, cursor, MAX_CLOSERS_INSIDE)
-            bound = bound if again < 0 else min(bound, again)
-        first = strict_json_at(text, cursor, bound)
-        if first is not None and first[1] > limit:
-            limit = _first_closer(text, closers, first[1])
-        else:
-            first = None  # within the window: the loop decodes it as usual
     # JSON that needs repairs is read no further than where the tag opens again (found when
     # first needed): a lenient read over a flood of openers would otherwise span the rest of
     # the text at every one.
@@ -302,10 +287,11 @@ def extract_tagged_json(
     calls: list[ToolCall] = []
     diagnostics: list[Diagnostic] = []
     end = cursor
-    # Values are decoded inside one copy of the window up to the closer: decoding each on a
-    # fresh slice to the closer would cost the window's length per value (quadratic in the
-    # number of values), and a failing decode on the whole text counts its lines from the start.
-    window, offset = (text[cursor:limit], cursor) if limit < len(text) else (text, 0)
+    # Repaired values with no reopening tag before the closer are decoded inside one copy of
+    # the window up to the closer, made when first needed: decoding each on a fresh slice to
+    # the closer would cost the window's length per value (quadratic in the number of values).
+    window: str | None = None
+    offset = 0
     recovering = False  # a value could not be read: from here on, one value per line
     skipped = 0
     while cursor < limit and text[cursor] in "{[":
@@ -319,18 +305,21 @@ def extract_tagged_json(
                 jend += cursor
                 if CLOSED_TRUNCATED in repairs and line_end < limit:
                     raise ValueError("value does not close on its line")
-            elif first is not None:
-                (value, jend), repairs, first = first, [], None
-            elif (strict := strict_json_at(window, cursor - offset, len(window))) is not None:
+            elif (strict := _strict_value(text, cursor, limit, closers, opener)) is not None:
                 (value, jend), repairs = strict, []
-                jend += offset
+                if jend > limit:  # the closer was an argument's text: the block ends at a later one
+                    limit, window = _first_closer(text, closers, jend), None
             else:
                 if opener and reopened < cursor:
                     reopened = find_forward(text, opener, cursor)
-                lenient_end = reopened - offset if cursor < reopened < limit else None
-                value, jend, repairs = decode_json_at(window, cursor - offset, lenient_end, known_invalid=True)
-                jend += offset
-                if lenient_end is not None and jend >= reopened and CLOSED_TRUNCATED in repairs:
+                if cursor < reopened < limit:
+                    value, jend, repairs = decode_json_at(text, cursor, reopened, known_invalid=True)
+                else:
+                    if window is None:
+                        window, offset = (text[cursor:limit], cursor) if limit < len(text) else (text, 0)
+                    value, jend, repairs = decode_json_at(window, cursor - offset, known_invalid=True)
+                    jend += offset
+                if cursor < reopened <= jend and CLOSED_TRUNCATED in repairs:
                     # The text goes on, so this is no output cut short. Inside a string, the tag
                     # is quoted (a stream that has seen part of the string waits for the rest
                     # instead of running half the arguments); with no call, the value is broken
@@ -386,6 +375,28 @@ def extract_tagged_json(
             end = after + len(closer)
             break
     return Extraction(end, calls, diagnostics)
+
+
+def _strict_value(text: str, cursor: int, limit: int, closers: tuple[str, ...], opener: str) -> tuple[Any, int] | None:
+    """Valid JSON at ``cursor`` before the closer at ``limit``, or past it when that closer
+    stands inside one of its strings (an argument that talks about the tag).
+
+    The second decode runs only when the first was valid up to the closer; it reads
+    at most a few closers or openers ahead (a fixed number, so over a flood of
+    openers the reads stay linear).
+    """
+    from utp.parsers.familykit import MAX_CLOSERS_INSIDE, closers_bound
+    from utp.parsers.jsonrepair import strict_json_at, strict_json_growing
+    from utp.parsers.textscan import nth_forward
+
+    got, ran_out = strict_json_growing(text, cursor, limit)
+    if got is not None or not ran_out or limit >= len(text) or not closers:
+        return got
+    bound = closers_bound(text, closers, cursor)
+    if opener:
+        again = nth_forward(text, opener, cursor, MAX_CLOSERS_INSIDE)
+        bound = bound if again < 0 else min(bound, again)
+    return strict_json_at(text, cursor, bound)
 
 
 def _first_closer(text: str, closers: tuple[str, ...], pos: int) -> int:

@@ -22,6 +22,7 @@ __all__ = [
     "UnreadableJSON",
     "decode_json_at",
     "strict_json_at",
+    "strict_json_growing",
     "loads_lenient",
     "parse_arguments",
     "scan_json_value",
@@ -163,6 +164,41 @@ def strict_json_at(text: str, pos: int, bound: int) -> tuple[Any, int] | None:
         return _DECODER.raw_decode(text, pos)
     except (ValueError, RecursionError):
         return None
+
+
+def strict_json_growing(text: str, pos: int, limit: int) -> tuple[tuple[Any, int] | None, bool]:
+    """Valid JSON (an object or array) at ``pos`` ending by ``limit``: ``((value, end) or None, ran_out)``.
+
+    Decoded in slices that grow fourfold from a few hundred characters, so the
+    work is proportional to how far the value, or its first error, reaches, not
+    to ``limit - pos``: over many openers before one far closer, a decode of the
+    whole window at each would be quadratic. ``ran_out``: valid as far as
+    ``limit``, so the value may go on past it.
+    """
+    size = _FIRST_SLICE
+    while True:
+        end = min(limit, pos + size)
+        try:
+            value, stop = _DECODER.raw_decode(text[pos:end])
+            return (value, pos + stop), False
+        except json.JSONDecodeError as exc:
+            # Before the limit, an error in the slice's last few characters may be the cut itself
+            # (inside an escape, a literal, a number); an unterminated string also means the
+            # slice ended before the value did.
+            margin = 1 if end >= limit else _CUT_MARGIN
+            if not (exc.pos >= end - pos - margin or exc.msg.startswith("Unterminated string")):
+                return None, False
+            if end >= limit:
+                return None, True
+        except (ValueError, RecursionError):
+            return None, False
+        size *= 4
+
+
+#: the first slice :func:`strict_json_growing` decodes (most calls fit)
+_FIRST_SLICE = 512
+#: how close to a slice's end an error may be the cut rather than the text (``\ud83d\ude00`` is 12)
+_CUT_MARGIN = 16
 
 
 def decode_json_at(text: str, pos: int, end: int | None = None, *, known_invalid: bool = False) -> tuple[Any, int, list[str]]:
