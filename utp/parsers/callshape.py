@@ -259,6 +259,12 @@ def extract_tagged_json(
     Extraction consuming up to the closer (or the end), so broken markup is
     reported instead of shown as prose.
 
+    Valid JSON ends where it ends: a closer (or the tag itself) inside one of
+    its strings is an argument's text. JSON that needs repairs is read no
+    further than where the tag (the text from ``pos`` to ``body_start``) is
+    written again; a value cut off there inside a string, or with no call in
+    it, is unreadable rather than output cut short.
+
     ``resume_lines`` (bodies written one call per line, as MiniMax-M1's): after
     a value that cannot be read, reading goes on at the next line that starts
     outside every bracket the bad value opened (so a call nested in a broken
