@@ -115,6 +115,15 @@ def string_open_at(text: str, start: int, at: int) -> bool:
     return (text.count('"', start, at) - text.count('\\"', start, at)) % 2 == 1
 
 
+def still_quoting(text: str, start: int, tag_at: int, bound: int) -> bool:
+    """Does the text end inside a JSON string (begun at ``start``) that quotes the tag at ``tag_at``?
+
+    Then the call is still being written: a stream waits instead of taking
+    the tag for markup, and a response cut off there is truncated.
+    """
+    return tag_at >= 0 and string_open_at(text, start, tag_at) and json_end_within(text, start, bound) is None
+
+
 def closer_past_strings(text: str, body: int, close: int, closer: str) -> int:
     """Where ``closer`` really ends the JSON that starts at or after ``body``: ``close``, unless
     that occurrence sits inside a string of valid JSON (an argument quoting the tag).

@@ -25,7 +25,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import build_call, skip_ws, split_call_object
-from utp.parsers.familykit import clip, closer_bound, json_end_within, read_json_at, string_open_at, unreadable
+from utp.parsers.familykit import clip, closer_bound, read_json_at, still_quoting, unreadable
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED
 from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -57,7 +57,7 @@ class ApertusFamily(CallFamily):
         bound = min(closer_bound(text, SUFFIX, cursor), closer_bound(text, PREFIX, cursor))
         ends = [k for k in (close, reopened) if k >= 0]
         limit = min(ends) if ends else len(text)
-        if 0 <= reopened and string_open_at(text, cursor, reopened) and json_end_within(text, cursor, bound) is None:
+        if still_quoting(text, cursor, reopened, bound):
             # the prefix is quoted in a string the text ends inside: the block is still being written
             return unreadable(self.name, text, pos, len(text), "output ended inside the tools block", kind=DiagnosticKind.TRUNCATED)
         read = read_json_at(text, cursor, limit, bound)

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import calls_from_value, skip_ws
-from utp.parsers.familykit import closer_bound, json_end_within, read_json_at, string_open_at, unreadable
+from utp.parsers.familykit import closer_bound, read_json_at, still_quoting, unreadable
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED
 from utp.parsers.textscan import find_forward
 from utp.types import DiagnosticKind, ToolCall
@@ -67,7 +67,7 @@ class GigaChatFamily(CallFamily):
         reopened = find_forward(text, marker, cursor)
         limit = len(text) if reopened < 0 else reopened
         bound = closer_bound(text, marker, cursor)
-        if 0 <= reopened and string_open_at(text, cursor, reopened) and json_end_within(text, cursor, bound) is None:
+        if still_quoting(text, cursor, reopened, bound):
             # the marker is quoted in a string the text ends inside: the call is still being written
             return unreadable(self.name, text, pos, len(text), "output ended inside the call", kind=DiagnosticKind.TRUNCATED)
         read = read_json_at(text, cursor, limit, bound)

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import closers_bound, json_end_within, make_call, read_json_at, string_open_at, unreadable
+from utp.parsers.familykit import closers_bound, make_call, read_json_at, still_quoting, unreadable
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED
 from utp.parsers.textscan import find_first, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -109,7 +109,7 @@ class QwenAgentFamily(CallFamily):
         if raw[0] == "{":
             # a marker inside a JSON string is the argument's text: valid JSON is read a few markers on
             bound = closers_bound(text, MARKERS, start)
-            if stop < len(text) and string_open_at(text, start, stop) and json_end_within(text, start, bound) is None:
+            if stop < len(text) and still_quoting(text, start, stop, bound):
                 return unreadable(self.name, text, pos, len(text), f"output ended inside the input of {name!r}", kind=DiagnosticKind.TRUNCATED)
             got = read_json_at(text, start, stop, bound)
             if got is not None and CLOSED_TRUNCATED in got[2] and stop < len(text):
