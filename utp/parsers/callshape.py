@@ -281,11 +281,7 @@ def extract_tagged_json(
     if text[cursor] not in "{[":
         return None
     opener = text[pos:body_start].strip()
-    limit = len(text)
-    for closer in closers:
-        k = find_forward(text, closer, cursor)
-        if 0 <= k < limit:
-            limit = k
+    limit = _first_closer(text, closers, cursor)
     # JSON that needs repairs is read no further than where the tag opens again (found when
     # first needed): a lenient read over a flood of openers would otherwise span the rest of
     # the text at every one.
