@@ -183,8 +183,16 @@ def test_a_lead_in_line_may_announce_the_call_list(text: str, content: str) -> N
     'Note: get_weather(city="Paris") returns the weather.',  # prose after the call
     'Use it like this:\nget_weather(city="Paris") gives the weather.',
     'The result (see f(x)): get_weather(city="Paris")',  # code before the colon: no lead-in
-    'I will call it now.\nget_weather(city="Paris")',  # no colon: a sentence, not a lead-in
-    'First line.\nHere is the call:\nget_weather(city="Paris")',  # the lead-in must open the answer
 ])
 def test_no_lead_in_no_call(text: str) -> None:
     assert _calls(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    'I will call it now.\nget_weather(city="Paris")',  # no colon: a sentence, then the call's own line
+    'First line.\nHere is the call:\nget_weather(city="Paris")',  # a lead-in that does not open the answer
+])
+def test_call_lines_that_end_the_answer_after_prose_are_calls(text: str) -> None:
+    """The answer's closing lines, each one call of an offered tool (tests/parsers/test_call_lines_after_prose.py)."""
+    assert [c.name for c in parse_response(text, tools=TOOLS).tool_calls] == ["get_weather"]
+    assert _streamed(text, list(range(1, len(text)))) == _one_shot(text)

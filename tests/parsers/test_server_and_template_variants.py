@@ -18,6 +18,11 @@
   together, ``analysis…assistantcommentary to=functions.NAME json{…}``
   (SGLang's gpt-oss detector reads this "simplified format"; llama.cpp
   PR #15158 handles the ``NAMEjson`` glue).
+* gpt-oss's generation prompt ends with ``<|start|>assistant``, so a call
+  whose recipient sits in the role position arrives as
+  `` to=functions.NAME<|channel|>commentary json<|message|>{…}<|call|>``
+  (the Harmony spec allows the recipient in either header position; vLLM's
+  and llama.cpp's gpt-oss parsers read both).
 * ByteDance Seed-OSS wraps Qwen3-Coder-style calls in ``<seed:tool_call>``
   (its chat template).
 * LM Studio's default tool use has models write
@@ -32,6 +37,7 @@ import pytest
 
 from utp.parsers import get_family, parse_response
 from utp.parsers.reasoning import REASONING_TAGS, may_hold_reasoning
+from utp.parsers.streaming import CallReady, stream_parse
 from utp.types import DiagnosticKind, Tool, ToolCall
 
 from .conftest import assert_every_cut_matches
@@ -109,6 +115,29 @@ def test_gemma4_name_written_twice() -> None:
     parsed = parse_response('<|tool_call>call:get_weather:get_weather{city: "Paris"}<tool_call|>', tools=TOOLS)
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"})]
     assert "name 'get_weather' written twice" in parsed.tool_calls[0].repairs
+
+
+REPEATED_END = '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><tool_call|>\n<tool_call|>Done.'
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        (REPEATED_END, "Done."),
+        ("<start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call> <end_function_call>", ""),
+        ('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>' + "<tool_call|>" * 70, "<tool_call|>" * 7),  # capped run
+        ('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|> Then <tool_call|>', "Then <tool_call|>"),  # not right after
+    ],
+)
+def test_gemma4_end_token_repeated_after_a_call_is_part_of_it(text: str, content: str) -> None:
+    """Gemma 4 sometimes writes ``<tool_call|>`` again after a call (ollama/ollama#15370)."""
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert parsed.content == content
+
+
+def test_gemma4_repeated_end_tokens_stream_like_one_shot_at_every_cut() -> None:
+    assert_every_cut_matches(REPEATED_END + "\n<tool_call|>    \t<end_function_call>" + " " * 40 + "x", TOOLS, step=11)
 
 
 def test_gemma4_unclosed_quote_in_parentheses_is_reported_not_run() -> None:
@@ -209,6 +238,49 @@ def test_stripped_gpt_oss_needs_offered_tools() -> None:
 
 def test_stripped_gpt_oss_streams_like_one_shot_at_every_cut() -> None:
     assert_every_cut_matches(STRIPPED_HARMONY + "\nDone.", TOOLS, step=17)
+
+
+# ---------------------------------------------------------------- gpt-oss, recipient after the prefill
+
+
+ROLE_RECIPIENT = ' to=functions.get_weather<|channel|>commentary json<|message|>{"city":"Paris"}<|call|>'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ROLE_RECIPIENT,
+        "assistant" + ROLE_RECIPIENT,  # the role word survived, its token did not
+        '<|channel|>analysis<|message|>Paris.<|end|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{"city":"Paris"}<|call|>',
+        'Checking.\nto=functions.get_weather<|channel|>commentary<|message|>{"city":"Paris"}<|call|>',
+    ],
+)
+def test_gpt_oss_recipient_in_the_role_position_before_a_bare_channel(text: str) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments, c.format) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"}, "harmony")]
+    assert "to=" not in parsed.content and "assistant" not in parsed.content
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I sent it to=x. <|channel|>final<|message|>Hello",  # the final answer never has a recipient
+        "a=b to=functions.get_weather<|channel|>",  # no message yet: nothing to read
+        "value:to=functions.get_weather<|channel|>commentary<|message|>{}<|call|>",  # glued to a word
+    ],
+)
+def test_role_recipients_that_are_not_calls(text: str) -> None:
+    assert calls_of(text) == []
+
+
+def test_role_recipient_streams_the_same_calls_and_result_at_every_cut() -> None:
+    """The stream has shown the recipient when ``<|channel|>`` arrives (a documented difference): its calls and result match."""
+    text = ROLE_RECIPIENT + "\nDone."
+    one_shot = parse_response(text, tools=TOOLS)
+    for cut in range(1, len(text)):
+        events, result = stream_parse([text[:cut], text[cut:]], tools=TOOLS)
+        assert [(e.call.name, e.call.arguments) for e in events if isinstance(e, CallReady)] == calls_of(text), cut
+        assert (result.content, result.tool_calls) == (one_shot.content, one_shot.tool_calls), cut
 
 
 # ---------------------------------------------------------------- Seed-OSS

@@ -31,7 +31,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext
 from utp.parsers.names import resolve_name
 from utp.parsers.native import parse_native_calls
-from utp.parsers.reasoning import REASONING_TAGS, call_list_starts, join_around_spans, prefilled_reasoning
+from utp.parsers.reasoning import REASONING_TAGS, call_list_starts, join_around_spans, prefilled_reasoning, trailing_call_lines
 from utp.response import view_response
 from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, ToolCall
 
@@ -536,9 +536,10 @@ def _no_match(text: str, pos: int) -> None:
 
 
 def _anchor(text: str, start: int, anchored: dict[str, tuple[Candidate, ...]]) -> tuple[int, str]:
-    """Where an anchored trigger stands where a call list may begin (the answer's start, or
-    after a lead-in: :func:`call_list_starts`), and which (the longest): (-1, "") if none."""
-    for at in call_list_starts(text):
+    """Where an anchored trigger stands where a call list may begin (the answer's start, after a
+    lead-in: :func:`call_list_starts`, or after prose: :func:`trailing_call_lines`), and which
+    (the longest): (-1, "") if none."""
+    for at in (*call_list_starts(text), trailing_call_lines(text)):
         if at < start:
             continue
         found = max((t for t in anchored if text.startswith(t, at)), key=len, default="")

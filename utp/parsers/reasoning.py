@@ -10,6 +10,7 @@ is cut out before call families scan the content.
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 
@@ -135,6 +136,87 @@ def answer_start(text: str) -> int:
     return pos
 
 
+def forget_texts() -> None:
+    """Drop the remembered answers (they hold a reference to the last text, which a stream
+    wants to be the only one so that appending to it grows it in place)."""
+    _answer_cache.__dict__.clear()
+
+
+class GrowingAnswerStart:
+    """:func:`answer_start` of a text that only grows, kept current in time linear in its length.
+
+    A stream consults the families at every chunk that may settle something,
+    and they ask where the answer starts; computed afresh, that reads the
+    whole text each time, the square of the response's length in all. Here
+    each closer's first occurrence is searched for only in the new text, and
+    the walk over the reasoning blocks that open the answer resumes where it
+    stopped (once it stopped well before the text's end at no opener, only a
+    newly found closer can move it). :meth:`update` primes
+    :func:`answer_start`'s cache for the text, so the families' own calls cost
+    nothing.
+    """
+
+    def __init__(self) -> None:
+        #: per tag of REASONING_TAGS: index of its closer's first occurrence (-1: not yet)
+        self._closer_at = [-1] * len(REASONING_TAGS)
+        self._searched = 0  # closers were searched for in text[:_searched]
+        self._prefilled = 0  # end of the pre-filled reasoning the walk started after
+        self._walk = 0  # the walk's position: blanks and whole blocks before it
+        self._open: tuple[str, int] | None = None  # an unclosed block's closer and where to look for it
+        self._final = False  # the walk stopped at no opener with a whole opener's length after it
+
+    def update(self, text: str) -> int:
+        if self._find_closers(text):
+            prefilled = self._prefilled_end(text)
+            if prefilled != self._prefilled:
+                self._prefilled, self._walk, self._open, self._final = prefilled, prefilled, None, False
+        pos = self._walk if self._final else self._resume_walk(text)
+        _answer_cache.entry = (text, pos)
+        return pos
+
+    def _find_closers(self, text: str) -> bool:
+        """Search the new text for closers not met yet; True if one was found."""
+        since = max(0, self._searched - _LONGEST_TAG + 1)
+        self._searched = len(text)
+        if text.find("think", since) < 0 and text.find("THINK", since) < 0 and text.find("channel", since) < 0:
+            return False  # as may_hold_reasoning: every tag holds one of these words
+        found = False
+        for index, (_, closer) in enumerate(REASONING_TAGS):
+            if self._closer_at[index] < 0:
+                self._closer_at[index] = text.find(closer, since)
+                found = found or self._closer_at[index] >= 0
+        return found
+
+    def _prefilled_end(self, text: str) -> int:
+        """What :func:`prefilled_reasoning` gives: the first tag whose closer has no opener before it."""
+        for (opener, closer), close in zip(REASONING_TAGS, self._closer_at):
+            if close >= 0 and text.find(opener, 0, close) < 0:
+                return close + len(closer)
+        return 0
+
+    def _resume_walk(self, text: str) -> int:
+        pos = self._walk
+        while True:
+            if self._open is not None:
+                closer, search_from = self._open
+                close = text.find(closer, search_from)
+                if close < 0:
+                    self._open = (closer, max(search_from, len(text) - len(closer) + 1))
+                    return len(text)
+                self._open = None
+                pos = close + len(closer)
+            pos = skip_space(text, pos)
+            self._walk = pos
+            found = next(((o, c) for o, c in REASONING_TAGS if text.startswith(o, pos)), None)
+            if found is None:
+                self._final = len(text) - pos >= _LONGEST_TAG
+                return pos
+            self._open = (found[1], pos + len(found[0]))
+
+
+_LONGEST_TAG = max(len(tag) for pair in REASONING_TAGS for tag in pair)
+
+
 #: a lead-in is prose; these make a line code or data instead (``f(x):``, ``{"a":``, ``x = 1:``)
 _NOT_PROSE = frozenset('{}[]()"`=<>')
 #: longer than this, a line is no lead-in but a paragraph
@@ -167,6 +249,69 @@ def call_list_starts(text: str) -> tuple[int, ...]:
     found = tuple(starts)
     _answer_cache.starts = (text, found)
     return found
+
+
+#: a line that is one call: a dotted name, then '(' … ')' to the line's end
+CALL_LINE = re.compile(r"[ \t]*+[A-Za-z_][\w.]*+\(.*\)[ \t\r]*+\Z")
+
+
+def trailing_call_lines(text: str) -> int:
+    """Where the text's closing run of one-line calls begins, after prose (-1: none).
+
+    "I'll check the weather.\nget_weather(city="Paris")": small models write
+    the call on a line of its own after a sentence. One place per text can
+    begin such a run, the first call line after the last line of anything
+    else (blank lines may stand between the calls); it is found by one
+    backward walk over the run, cached like :func:`answer_start`, so a text
+    with many call-like lines is still read once. A run inside reasoning is
+    no answer, but needs no test here: a reasoning block the text ends in is
+    consumed before the run is reached, and a closed one ends in its closer,
+    which no call line holds. Which names the calls may have is the
+    families' business.
+    """
+    cached = getattr(_answer_cache, "trailing", None)
+    if cached is not None and cached[0] is text:
+        return cached[1]
+    line_end = len(text)
+    while line_end > 0 and text[line_end - 1].isspace():
+        line_end -= 1
+    start = -1
+    if line_end > 0 and text[line_end - 1] == ")":  # the cheap test most answers fail
+        while line_end > 0:
+            line_start = text.rfind("\n", 0, line_end) + 1
+            line = text[line_start:line_end]
+            if line.strip():
+                if CALL_LINE.match(line) is None:
+                    break
+                start = line_start + len(line) - len(line.lstrip())
+            line_end = line_start - 1
+    _answer_cache.trailing = (text, start)
+    return start
+
+
+def opens_line_after_sentence(text: str, pos: int) -> bool:
+    """Does ``pos`` open a line whose previous non-blank line is a sentence?
+
+    Only such a position can be :func:`trailing_call_lines` for the families:
+    a sentence is prose that ends in ``.``, ``!``, ``?`` or ``:`` and holds no
+    brackets, quotes or ``=`` (``I'll check the weather.``), so a call after
+    a line of code (``import os``, a ```` ``` ```` fence line, a comment with
+    code in it) is code being shown. The test reads the lines between, so
+    positions met one after another cost their own lines, not the text's.
+    """
+    line_start = text.rfind("\n", 0, pos) + 1
+    if line_start == 0 or text[line_start:pos].strip():
+        return False
+    while line_start > 0:
+        previous = text.rfind("\n", 0, line_start - 1) + 1
+        line = text[previous : line_start - 1].strip()
+        if line:
+            return line[-1] in _SENTENCE_ENDS and not line.startswith(("#", "//")) and not _NOT_PROSE.intersection(line)
+        line_start = previous
+    return False
+
+
+_SENTENCE_ENDS = frozenset(".!?:")
 
 
 def split_reasoning(text: str) -> tuple[str, str, list[ReasoningSpan]]:

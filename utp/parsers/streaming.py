@@ -33,7 +33,10 @@ streamed as content; :meth:`StreamParser.result` re-reads the whole response
 and does file it under ``thinking``. Likewise a Kimi call whose opening tokens
 were dropped (``NAME:0<|tool_call_argument_begin|>{...}``) is recognised only
 at the argument token, after its id has streamed as content; one-shot parsing
-removes the id with the call. The calls are the same either way.
+removes the id with the call, and a gpt-oss recipient written in the role
+position before a bare ``<|channel|>`` (`` to=functions.NAME<|channel|>…``)
+has streamed as content when ``<|channel|>`` arrives. The calls are the same
+either way.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from typing import Any, Union
 from utp.parsers.base import Extraction
 from utp.parsers.composite import Candidate, CompositeParser, TriggerScanner, in_inline_code, try_extract
 from utp.parsers.native import parse_native_calls
+from utp.parsers.reasoning import GrowingAnswerStart, forget_texts
 from utp.parsers.textscan import clear_cache
 from utp.response import get_field
 from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, ToolCall
@@ -108,6 +112,7 @@ class StreamParser:
         # pre-filled reasoning streamed as content, the answer may still begin at any later point
         self._use_scanner(parser.stream_scanner)
         self._text = ""
+        self._answer_start = GrowingAnswerStart()
         #: text received on the fast path, not yet joined into ``_text`` (joined when a scan needs it)
         self._pending: list[str] = []
         self._length = 0  # len(_text) + len of everything pending
@@ -315,11 +320,13 @@ class StreamParser:
         """
         if self._pending:
             clear_cache()
+            forget_texts()
             text = self._text
             self._text = ""
             text += "".join(self._pending)
             self._text = text
             self._pending.clear()
+            self._answer_start.update(text)  # the families ask for it; computed afresh it reads the whole text
         return self._text
 
     def close(self) -> list[StreamEvent]:

@@ -37,6 +37,9 @@ Drift read with a repair (each noted on the call):
   "recall:foo{bar}" and a sentence that goes on after the braces stay
   content; such a line that does not read is content too (it may be prose),
   never a diagnostic.
+* the end token written again right after a call's, ``<tool_call|><tool_call|>``
+  (Gemma 4; Ollama's parser suppresses the repeats, ollama/ollama#15370): the
+  repeats are part of the call's span, so none is left in the content.
 """
 
 from __future__ import annotations
@@ -64,6 +67,10 @@ BARE = _CALL_PREFIX
 #: XML-style closers models write for the end token (read with a repair)
 _SLASHED = ("</end_function_call>", "</start_function_call>", "</tool_call|>")
 _ENDS = (*_BLOCKS.values(), *_SLASHED)
+#: end tokens repeated right after a block's end token (blanks between). Both bounds keep the
+#: run shorter than a stream's lookahead past the call, so a stream that accepts the call has
+#: seen the run's end: it consumes what one-shot parsing does.
+_REPEATED_ENDS = re.compile(r"(?:[ \t\r\n]{0,8}+(?:<tool_call\|>|<end_function_call>)){0,63}+")
 #: a call without ``call:`` (after an opener) or a bare call's name: an identifier glued to ``{``
 _GLUED_NAME = r"[A-Za-z_][\w.\-]{0,255}"
 #: and its arguments must really open there: ``}`` or a key (a word or a quoted key) next
@@ -313,7 +320,8 @@ class FunctionGemmaFamily(CallFamily):
                 continue
             for token in (closing, *_BLOCKS.values()):
                 if text.startswith(token, cursor):
-                    return Extraction(end=cursor + len(token), calls=calls, diagnostics=diagnostics)
+                    end = _REPEATED_ENDS.match(text, cursor + len(token)).end()  # type: ignore[union-attr]
+                    return Extraction(end=end, calls=calls, diagnostics=diagnostics)
             if cursor >= len(text):
                 return Extraction(end=cursor, calls=calls, diagnostics=diagnostics)
             return self._unreadable(text, pos, closing, f"unexpected text after the call to {name!r}", calls, diagnostics)

@@ -4,7 +4,10 @@
 is a call; the recipient may also sit in the role position
 (``<|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>``),
 and generation usually starts after the ``<|start|>assistant`` prefill, so a
-message may begin at ``<|channel|>``. The ``analysis`` channel is reasoning
+message may begin at ``<|channel|>``, or at the recipient the role position
+holds (`` to=functions.NAME<|channel|>commentary json<|message|>{...}``): the
+span then starts at the recipient, so it leaves no trace in the content (a
+stream has shown it by the time ``<|channel|>`` arrives; its calls are the same). The ``analysis`` channel is reasoning
 (returned as ``Extraction.thinking``); ``final`` is the answer, so only its
 header is consumed and its text stays content. A message whose *role* is a
 tool (``<|start|>functions.NAME to=assistant<|message|>...``) is a tool's
@@ -54,6 +57,9 @@ _STRAY_RUN = re.compile(r"(?:\s*+<\|(?:end|call|return)\|>){0,63}")
 _STRIPPED_TAIL = r"(?:json)?[ \t]*+(?:<\|constrain\|>[ \t]*+)?(?:json)?[ \t]*+(?:<\|message\|>[ \t]*+)?"
 _STRIPPED_BODY = re.compile(_STRIPPED_TAIL + r"(?=\{)")
 _STRIPPED_RECIPIENT = "commentary to=functions."
+#: a recipient in the role position right before ``<|channel|>`` once ``<|start|>assistant``
+#: was the prefill: at the answer's start, a line's or after a token, optionally after the role
+_ROLE_RECIPIENT = re.compile(r"(?:\A|(?<=[\s>]))(?:assistant[ \t]*)?to=([^\s<>]+)[ \t]*\Z")
 
 
 def _header_head(trigger: str) -> str:
@@ -112,6 +118,10 @@ class HarmonyFamily(CallFamily):
         channel = channel_words[0] if channel_words else ""
         recipient_match = _RECIPIENT.search(_TOKEN.sub(" ", header))
         recipient = recipient_match.group(1) if recipient_match else ""
+        if not recipient and trigger == CHANNEL and channel != "final":  # the answer has no recipient
+            before = _ROLE_RECIPIENT.search(text, max(0, pos - MAX_HEADER), pos)
+            if before is not None:
+                recipient, pos = before.group(1), before.start()
         body_start = message_at + len(MESSAGE)
         body_end, terminator = find_first(text, _BODY_ENDS, body_start)
         if body_end == -1:
@@ -121,7 +131,9 @@ class HarmonyFamily(CallFamily):
         if role != "assistant":
             return Extraction(end=consumed)  # a tool's (or user's) message, not something to run
         if recipient and recipient != "assistant":
-            return self._call(text, pos, recipient, body_start, body_end, terminator, ctx)
+            found = self._call(text, pos, recipient, body_start, body_end, terminator, ctx)
+            found.start = pos
+            return found
         if channel == "analysis":
             return Extraction(end=consumed, thinking=text[body_start:body_end])
         return Extraction(end=body_start)  # final/commentary prose: the body stays content
