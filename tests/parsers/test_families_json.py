@@ -469,3 +469,28 @@ def test_prose_about_tools_is_not_a_call(text: str, with_tools: bool) -> None:
     parsed = parse_response(text, tools=TOOLS if with_tools else None)
     assert parsed.tool_calls == []
     assert parsed.content == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}<tool_call>',
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n<tool_call>\n',
+        '<tools>{"name": "get_weather", "arguments": {"city": "Paris"}}<tools>',
+    ],
+)
+def test_the_opening_tag_written_again_as_the_last_closer_is_part_of_the_call(text: str) -> None:
+    from .conftest import assert_every_cut_matches
+
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert parsed.content == ""
+    assert any("written for </" in r for r in parsed.tool_calls[0].repairs)
+    assert_every_cut_matches(text, TOOLS, step=9)
+
+
+def test_an_opening_tag_after_a_call_that_opens_another_call_stays_an_opener() -> None:
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"}), ("get_time", {})]
+    assert all(not r.endswith("written for </tool_call>") for r in parsed.tool_calls[0].repairs)

@@ -170,6 +170,38 @@ def test_qwen3_coder_passes_on_hermes_and_functionary_bodies() -> None:
     assert parsed.tool_calls[0].format == "functionary"
 
 
+@pytest.mark.parametrize("quote", ['"', "'"])
+def test_qwen3_coder_with_claude_style_parameter_tags(quote: str) -> None:
+    """Models mixing the two XML formats write ``<parameter name="k">`` inside ``<function=...>``:
+    the value was once dropped, the call run with no arguments."""
+    text = f"<tool_call>\n<function=f>\n<parameter name={quote}a{quote}>x</parameter>\n<parameter=b>\n2\n</parameter>\n</function>\n</tool_call>"
+    parsed = parse_response(text)
+    assert calls_of(parsed) == [("f", {"a": "x", "b": "2"})]
+    assert f"<parameter name={quote}a{quote}> for <parameter=a>" in parsed.tool_calls[0].repairs
+
+
+def test_qwen3_coder_value_that_mentions_a_parameters_tag_is_whole() -> None:
+    parsed = parse_response("<tool_call>\n<function=f>\n<parameter=a>\nsee <parameters> below\n</parameter>\n</function>\n</tool_call>")
+    assert calls_of(parsed) == [("f", {"a": "see <parameters> below"})]
+
+
+def test_qwen3_coder_body_without_parameter_tags_is_reported_not_run_empty() -> None:
+    parsed = parse_response("<tool_call>\n<function=f>\ncity: Paris\n</function>\n</tool_call>")
+    assert parsed.tool_calls == []
+    assert kinds(parsed) == [DiagnosticKind.UNPARSEABLE]
+    assert "no <parameter=...> tag" in parsed.diagnostics[0].reason
+
+
+def test_minicpm4_elements_inside_a_tool_call_block_leave_no_stray_tags() -> None:
+    text = 'Checking.\n<tool_call>\n<function name="f">\n<parameter name="a">x</parameter>\n</function>\n<function name="g"></function>\n</tool_call>\nDone.'
+    parsed = parse_response(text)
+    assert calls_of(parsed) == [("f", {"a": "x"}), ("g", {})]
+    assert parsed.content == "Checking.\nDone."
+    from .conftest import assert_every_cut_matches
+
+    assert_every_cut_matches(text, None, step=13)
+
+
 def test_qwen3_coder_truncated_call_is_reported_not_run() -> None:
     parsed = parse_response("Checking.\n<tool_call>\n<function=f>\n<parameter=a>\nhal")
     assert parsed.tool_calls == []

@@ -99,6 +99,17 @@ def test_standard_forms_are_unchanged() -> None:
     assert [c.format for c in parse_response("<function=get_cart></function>").tool_calls] == ["qwen3_coder"]
 
 
+@pytest.mark.parametrize("text", ['<function=f>{"a": 1}<function>', '<function=f>{"a": 1} <function>\nDone.'])
+def test_closer_written_without_its_slash_is_read_as_the_closer(text: str) -> None:
+    from .conftest import assert_every_cut_matches
+
+    parsed = parse_response(text)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("f", {"a": 1})]
+    assert "<function> written for </function>" in parsed.tool_calls[0].repairs
+    assert "<function>" not in parsed.content
+    assert_every_cut_matches(text, None, step=5)
+
+
 def test_qwen3_coder_passes_on_a_name_holding_json() -> None:
     """``<function=f{json}></function>`` has a '>' and then </function>: once Qwen3-Coder read
     the name as 'f{json}' with no arguments; a '{' in the name is Llama's drift."""

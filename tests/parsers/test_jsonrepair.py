@@ -39,12 +39,30 @@ def test_valid_json_has_no_repairs() -> None:
         ('{"text": "line1\nline2"}', {"text": "line1\nline2"}, jr.CONTROL_CHARS),
         ('{"html": "<a href="x">y</a>", "n": 1}', {"html": '<a href="x">y</a>', "n": 1}, jr.INNER_QUOTES),
         ('["say "hi" now", "b"]', ['say "hi" now', "b"], jr.INNER_QUOTES),
+        ('{"city": "Paris", // the city\n "days": 2}', {"city": "Paris", "days": 2}, jr.COMMENTS),
+        ('{/* where */ "city": "Paris" /* done */}', {"city": "Paris"}, jr.COMMENTS),
     ],
 )
 def test_each_repair_is_named(text: str, expected: object, repair: str) -> None:
     value, repairs = loads_lenient(text)
     assert value == expected
     assert repair in repairs
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"url": "http://example.com/a"}', {"url": "http://example.com/a"}),  # '//' inside a string
+        ('{"glob": "src/*.py", "n": 1}', {"glob": "src/*.py", "n": 1}),
+    ],
+)
+def test_comment_markers_inside_strings_are_text(text: str, expected: object) -> None:
+    assert loads_lenient(text) == (expected, [])
+
+
+def test_a_block_comment_that_never_closes_is_no_comment() -> None:
+    with pytest.raises(ValueError):
+        loads_lenient('{"a": 1, /* never closed "b": 2}')
 
 
 def test_unescaped_quotes_in_written_html_are_kept() -> None:

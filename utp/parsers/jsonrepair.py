@@ -48,8 +48,11 @@ LIST_WRAPPED = "unwrapped single-object list"
 CONTROL_CHARS = "escaped control characters in strings"
 LOOSE_NUMBER = "normalised number literal"
 INNER_QUOTES = "kept unescaped quotes inside a string"
+COMMENTS = "removed comments"
 
 _WS = " \t\r\n\u00a0\ufeff"
+#: a comment between tokens: to the line's end, or to ``*/`` (one that never closes is no comment)
+_COMMENT = re.compile(r"//[^\n]*+|/\*(?:[^*]|\*(?!/))*+\*/")
 _WS_RUN = re.compile(r"[ \t\r\n\u00a0\ufeff]*")
 #: what may follow a value's closing quote: a separator, a closer, the next string (missing comma)
 _VALUE_FOLLOWERS = ',}]"'
@@ -334,6 +337,12 @@ class _LenientReader:
 
     def skip_ws(self) -> None:
         self.i = _WS_RUN.match(self.text, self.i).end()
+        while self.text.startswith("/", self.i):  # models annotate their JSON: // … and /* … */
+            comment = _COMMENT.match(self.text, self.i)
+            if comment is None:
+                return
+            self.note(COMMENTS)
+            self.i = _WS_RUN.match(self.text, comment.end()).end()
 
     def peek(self) -> str:
         return self.text[self.i] if self.i < self.n else ""

@@ -35,6 +35,8 @@ from utp.types import Diagnostic, ToolCall
 from utp.parsers.families.qwen3_coder import MAX_NAME, name_settled, read_name
 
 FUNCTION, FUNCTION_END = "<function=", "</function>"
+#: the closer without its slash, as small models write it
+_UNSLASHED_END = "<function>"
 RECIPIENT = ">>>"
 #: v3.2 header: >>>name then a newline (no space: a REPL prompt is ">>> code")
 _RECIPIENT_HEADER = re.compile(r">>>([A-Za-z_][\w.\-]{0,255})[ \t]*\r?\n")
@@ -107,6 +109,9 @@ class FunctionaryFamily(CallFamily):
                 repairs.append(f"'>' after the arguments instead of {FUNCTION_END}")
         elif text.startswith(FUNCTION_END, after):
             end = after + len(FUNCTION_END)
+        elif text.startswith(_UNSLASHED_END, after):  # no opener: ``<function=`` has its '='
+            end = after + len(_UNSLASHED_END)
+            repairs.append(f"{_UNSLASHED_END} written for {FUNCTION_END}")
         else:
             repairs.append(f"missing {FUNCTION_END}")
         call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)

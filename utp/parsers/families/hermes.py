@@ -163,7 +163,7 @@ class HermesFamily(CallFamily):
             value, jend = whole
             if jend > close:  # the first closer was inside a string: find the real one
                 close = find_forward(text, closer, jend)
-            return self._json_calls(text, cursor, value, jend, [], close, closer)
+            return self._json_calls(text, cursor, value, jend, [], close, closer, opener)
         if still_open:
             # valid so far, the closer inside an unfinished string: the call runs to the end
             # of the text (truncated output; a stream waits for the rest)
@@ -183,10 +183,15 @@ class HermesFamily(CallFamily):
                 return None
             end = close + len(closer) if close >= 0 else len(text)
             return Extraction(end, [], [unparseable(self.name, f"unreadable JSON in {closer[2:-1]}: {exc}", text[pos:end], pos)])
-        return self._json_calls(text, cursor, value, jend, repairs, close, closer)
+        return self._json_calls(text, cursor, value, jend, repairs, close, closer, opener)
 
-    def _json_calls(self, text: str, cursor: int, value: Any, jend: int, repairs: list[str], close: int, closer: str) -> Extraction | None:
+    def _json_calls(
+        self, text: str, cursor: int, value: Any, jend: int, repairs: list[str], close: int, closer: str, opener: str
+    ) -> Extraction | None:
         raw = text[cursor:jend]
+        reopened = close < 0 and _reopened_at_end(text, jend, opener)
+        if reopened:
+            repairs = [*repairs, f"{opener} written for {closer}"]
         found = calls_from_value(value, self.name, raw, repairs)
         if found is None:
             return None
@@ -197,6 +202,8 @@ class HermesFamily(CallFamily):
         closed = text.startswith(closer, after)
         if closed:
             end = after + len(closer)
+        elif reopened:
+            end = len(text)
         elif close >= 0 and text.find(closer[0] + closer[2:], jend, close) < 0:
             end = close + len(closer)  # stray text before the closer belongs to the block
         else:
@@ -504,3 +511,9 @@ def _elements_to_dict(inner: str) -> dict[str, Any]:
         except ValueError:
             out[tag] = raw
         pos = close + len(tag) + 3
+
+
+def _reopened_at_end(text: str, jend: int, opener: str) -> bool:
+    """Is the opening tag written again after the JSON where the closing one belongs, with nothing after it?"""
+    after = _skip_ws(text, jend, len(text))
+    return text.startswith(opener, after) and _skip_ws(text, after + len(opener), len(text)) == len(text)

@@ -14,6 +14,10 @@ children instead, or the arguments as one JSON object
 (``<function name="f">{"a": 1}</function>``); both are read, the JSON with the
 same repairs as everywhere else.
 
+The same elements inside ``<tool_call>…</tool_call>`` (Qwen3-Coder's block,
+a model mixing the two formats) are read with the block, so no stray tag is
+left in the content.
+
 ``<function=NAME>`` is Qwen3-Coder's / Functionary's; this family's trigger is
 ``<function`` followed by whitespace and a quoted ``name`` attribute, and the
 opening tag must be followed by a parameter element, a JSON object or
@@ -30,13 +34,15 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, json_arguments_before, make_call, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
-from utp.parsers.textscan import bounded_find, find_forward, skip_space
+from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 from utp.parsers.families.qwen3_coder import render_value
 
 TRIGGERS = ("<function ", "<function\n")
 CLOSE = "</function>"
+#: a block around the elements (Qwen3-Coder's) and its closer
+BLOCK, BLOCK_END = "<tool_call>", "</tool_call>"
 PARAM_END = "</param>"
 CDATA, CDATA_END = "<![CDATA[", "]]>"
 _FUNCTION = re.compile(r"<function\s+" + NAME_ATTRIBUTE)
@@ -46,6 +52,8 @@ _BODY_HEAD = r"\s*+(?:<param(?:eter)?+\s|\{|</function>|\Z)"
 #: the scan lookahead after ``<function`` + one whitespace: ``_FUNCTION``'s rest, then ``_BODY_HEAD``
 _HEAD = NAME_ATTRIBUTE_HEAD + _BODY_HEAD
 _BODY = re.compile(_BODY_HEAD)
+#: the block's lookahead: whitespace, then a function element
+_BLOCK_HEAD = r"\s*+<function\s" + _HEAD
 
 
 def _raw_value(text: str, start: int, closer: str = PARAM_END) -> tuple[str, int, bool] | None:
@@ -66,12 +74,37 @@ def _raw_value(text: str, start: int, closer: str = PARAM_END) -> tuple[str, int
 @register_family
 class MiniCpm4XmlFamily(CallFamily):
     name = "minicpm4"
-    triggers = TRIGGERS
+    triggers = (*TRIGGERS, BLOCK)
     aliases = ("minicpm4_xml", "minicpm")
-    trigger_heads = dict.fromkeys(TRIGGERS, _HEAD)
+    trigger_heads = {**dict.fromkeys(TRIGGERS, _HEAD), BLOCK: _BLOCK_HEAD}
     summary = 'MiniCPM-4 XML: <function name="N"><param name="K">v</param></function>'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger == BLOCK:
+            return self._block(text, pos, ctx)
+        return self._function(text, pos, ctx)
+
+    def _block(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        """``<tool_call>`` around one or more function elements, to its ``</tool_call>``."""
+        cursor = skip_space(text, pos + len(BLOCK))
+        if _FUNCTION.match(text, cursor) is None:
+            return None
+        calls: list[ToolCall] = []
+        diagnostics: list[Diagnostic] = []
+        while True:
+            found = self._function(text, cursor, ctx)
+            if found is None:
+                return None if not calls else Extraction(end=cursor, calls=calls, diagnostics=diagnostics)
+            calls.extend(found.calls)
+            diagnostics.extend(found.diagnostics)
+            cursor = skip_space(text, found.end)
+            if not found.final or _FUNCTION.match(text, cursor) is None:
+                break
+        if found.final and text.startswith(BLOCK_END, cursor):
+            return Extraction(end=cursor + len(BLOCK_END), calls=calls, diagnostics=diagnostics, final=True)
+        return Extraction(end=found.end, calls=calls, diagnostics=diagnostics)
+
+    def _function(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         match = _FUNCTION.match(text, pos)
         if match is None or _BODY.match(text, match.end()) is None:
             return None
@@ -124,6 +157,12 @@ class MiniCpm4XmlFamily(CallFamily):
         return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
+        if trigger == BLOCK:  # decided as the element after it is
+            body = skip_space(text, pos + len(BLOCK))
+            if is_proper_prefix(text, body, TRIGGERS[0]) or body == len(text):
+                return False
+            element = text.startswith("<function", body) and text[body + len("<function") : body + len("<function") + 1].isspace()
+            return not element or self.settled(text, body, TRIGGERS[0])
         match = _FUNCTION.match(text, pos)
         if match is None:
             # the tag is decided once its '>' is written (a name holds none), or once it is too long

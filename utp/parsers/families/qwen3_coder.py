@@ -6,13 +6,16 @@ is why this is a hand-written scan and not an XML parser (``&`` and ``<`` in
 values would break one). Names and keys are everything up to ``>``, spaces and
 non-ASCII included. Models drop ``</parameter>`` before ``</function>`` and
 sometimes the opening ``<tool_call>`` (leaving a stray ``</tool_call>``);
-both are read. ByteDance Seed-OSS writes the same calls in
+both are read, and so is Anthropic's ``<parameter name="KEY">`` mixed in
+for ``<parameter=KEY>``. A body with text but no parameter tag in it is
+reported, not run with no arguments. ByteDance Seed-OSS writes the same calls in
 ``<seed:tool_call>…</seed:tool_call>`` (its chat template).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,6 +35,10 @@ PARAMETER = "<parameter="
 PARAMETER_END = "</parameter>"
 #: longest name or key read before giving up on finding its '>'
 MAX_NAME = 256
+#: Anthropic's spelling of a parameter tag, which models mix into Qwen3-Coder's calls
+_NAMED_PARAMETER = re.compile(r"""<parameter\s+name\s*=\s*(["'])([^"'\n<>]{1,256})\1\s*>""")
+#: where a parameter tag of either spelling starts
+_PARAMETER_TAG = re.compile(r"<parameter(?:=|\s+name\s*=)")
 
 
 def strip_one_newline(value: str) -> str:
@@ -164,6 +171,8 @@ class Qwen3CoderFamily(CallFamily):
                 return unreadable(self.name, text, at, after, f"arguments of {name!r} are neither parameters nor a JSON object")
         else:
             arguments = self._parameters(text, cursor, end, ctx.tool(name), repairs)
+            if not arguments and text[cursor:end].strip():
+                return unreadable(self.name, text, at, after, f"the body of {name!r} holds text but no <parameter=...> tag")
         call = make_call(self.name, name, arguments, text[at:after], at, repairs, diagnostics)
         return call, after
 
@@ -180,18 +189,24 @@ class Qwen3CoderFamily(CallFamily):
     def _parameters(text: str, cursor: int, end: int, tool: Any, repairs: list[str]) -> dict[str, Any]:
         arguments: dict[str, Any] = {}
         while True:
-            start = find_forward(text, PARAMETER, cursor)
-            if start == -1 or start >= end:
+            tag = _PARAMETER_TAG.search(text, cursor, end)
+            if tag is None:
                 return arguments
-            key_read = read_name(text, start + len(PARAMETER))
-            if key_read is None:
-                repairs.append(f"skipped a <parameter= tag without a closing '>' at offset {start}")
-                cursor = start + len(PARAMETER)
+            start = tag.start()
+            named = _NAMED_PARAMETER.match(text, start)
+            if named is not None:
+                key, value_start = named.group(2), named.end()
+                repairs.append(f"<parameter name={named.group(1)}{key}{named.group(1)}> for <parameter={key}>")
+            elif text.startswith(PARAMETER, start) and (key_read := read_name(text, start + len(PARAMETER))) is not None:
+                key, value_start = key_read
+            else:
+                if text.startswith(PARAMETER, start):
+                    repairs.append(f"skipped a <parameter= tag without a closing '>' at offset {start}")
+                cursor = tag.end()
                 continue
-            key, value_start = key_read
             value_end = find_forward(text, PARAMETER_END, value_start)
-            next_start = find_forward(text, PARAMETER, value_start)
-            limit = end if next_start == -1 or next_start > end else next_start
+            next_tag = _PARAMETER_TAG.search(text, value_start, end)
+            limit = end if next_tag is None else next_tag.start()
             if value_end == -1 or value_end > limit:
                 value_end, cursor = limit, limit
                 repairs.append(f"missing </parameter> after parameter {key!r}")
