@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,6 +64,25 @@ def test_unclosed_and_prefilled_reasoning() -> None:
     assert parse_response("<think>still thinking when the tokens ran out").thinking == "still thinking when the tokens ran out"
     parsed = parse_response("template opened the think block</think>\nAnswer.")
     assert (parsed.thinking, parsed.content) == ("template opened the think block", "Answer.")
+
+
+@pytest.mark.parametrize(
+    ("text", "thinking", "content"),
+    [
+        ('<think>Fix the brace.<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>', "Fix the brace.", ""),
+        ('<think>Need lookup<tool_call>get_time</tool_call>\nChecking.', "Need lookup", "Checking."),
+        ('<think>bad <tool_call>{oops</tool_call> then <tool_call>{"name": "get_time", "arguments": {}}</tool_call>', "bad <tool_call>{oops</tool_call> then", ""),
+    ],
+)
+def test_a_call_ends_a_reasoning_block_the_output_never_closes(text: str, thinking: str, content: str) -> None:
+    """Ollama's Qwen 3.5 parser reads such calls after a real report; only a call that reads ends the block."""
+    from .conftest import assert_every_cut_matches
+
+    parsed = parse_response(text)
+    assert [c.name for c in parsed.tool_calls] == ["get_time"]
+    assert (parsed.thinking, parsed.content) == (thinking, content)
+    assert not any(d.kind is DiagnosticKind.IN_REASONING for d in parsed.diagnostics)
+    assert_every_cut_matches(text, None, step=9)
 
 
 def test_native_thinking_field_is_scanned_too() -> None:

@@ -494,3 +494,22 @@ def test_an_opening_tag_after_a_call_that_opens_another_call_stays_an_opener() -
     parsed = parse_response(text, tools=TOOLS)
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"}), ("get_time", {})]
     assert all(not r.endswith("written for </tool_call>") for r in parsed.tool_calls[0].repairs)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name":"write_file","arguments":{"content":"incomplete...</tool_call>',  # Ollama's qwen3 tests
+        'Here is the code:\n<tool_call>{"name":"write_file","arguments":{"content":"...',
+        '{"name": "write_file", "arguments": {"content": "half a fi',
+        '[TOOL_CALLS]write_file[ARGS]{"content": "half',
+    ],
+)
+def test_a_call_whose_argument_string_the_output_cut_off_is_reported_not_run(text: str) -> None:
+    """Closing brackets is a repair with one meaning; finishing a cut string is not (half a file written)."""
+    from .conftest import assert_every_cut_matches
+
+    parsed = parse_response(text, tools=[{"name": "write_file"}])
+    assert parsed.tool_calls == []
+    assert [d.kind for d in parsed.diagnostics] == [DiagnosticKind.TRUNCATED]
+    assert_every_cut_matches(text, [{"name": "write_file"}], step=11)

@@ -160,10 +160,12 @@ def test_gigachat_damage_is_reported() -> None:
     assert kinds('<|function_call|>{"foo": 1}') == [DiagnosticKind.UNPARSEABLE]  # not a call object
     assert kinds("<|function_call|>{name: ") == [DiagnosticKind.UNPARSEABLE]
     assert kinds("<|message_sep|>\n\nfunction call<|role_sep|>\n") == [DiagnosticKind.TRUNCATED]
-    # cut off at the end of the output inside the arguments: read, with the repair recorded
-    parsed = parse_response('<|function_call|>{"name": "f", "arguments": {"city": "Par')
-    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("f", {"city": "Par"})]
+    # cut off at the end of the output after a whole value: read, with the repair recorded
+    parsed = parse_response('<|function_call|>{"name": "f", "arguments": {"city": "Paris"')
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("f", {"city": "Paris"})]
     assert parsed.tool_calls[0].repairs
+    # ... inside a string: a half-written value, reported and not run
+    assert kinds('<|function_call|>{"name": "f", "arguments": {"city": "Par') == [DiagnosticKind.TRUNCATED]
     # abandoned for a new marker: not run
     text = '<|function_call|>{"name": "f", "arguments": {"a": <|function_call|>{"name": "g", "arguments": {}}'
     assert calls(text) == [("g", {})]

@@ -85,6 +85,12 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda k: k == k.strip(),
         lambda n: True,
     ),
+    "longcat": (
+        "values are raw text up to </longcat_arg_value>; keys are trimmed raw text up to </longcat_arg_key>",
+        _forbid("</longcat_arg_value>", "</longcat_arg_key>"),
+        lambda k: k == k.strip(),
+        lambda n: True,
+    ),
     "functiongemma": (
         "strings are delimited by the <escape> token, which therefore cannot occur inside one",
         _forbid("<escape>"),

@@ -177,8 +177,15 @@ def test_output_ending_before_the_input_is_truncated(text: str) -> None:
 
 
 def test_json_cut_off_by_the_end_of_the_output_is_closed_and_recorded() -> None:
-    [call] = parse_response('Action: get_weather\nAction Input: {"city": "Par', tools=TOOLS).tool_calls
-    assert call.arguments == {"city": "Par"} and "closed truncated JSON" in call.repairs
+    [call] = parse_response('Action: get_weather\nAction Input: {"city": "Paris"', tools=TOOLS).tool_calls
+    assert call.arguments == {"city": "Paris"} and "closed truncated JSON" in call.repairs
+
+
+def test_json_cut_off_inside_a_string_is_reported_not_run() -> None:
+    parsed = parse_response('Action: get_weather\nAction Input: {"city": "Par', tools=TOOLS)
+    assert parsed.tool_calls == []
+    assert [d.kind for d in parsed.diagnostics] == [DiagnosticKind.TRUNCATED]
+    assert "half-written" in parsed.diagnostics[0].reason
 
 
 def test_render_is_read_back() -> None:

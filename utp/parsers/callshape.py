@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from utp.parsers.base import Extraction
-from utp.parsers.jsonrepair import CLOSED_TRUNCATED, parse_arguments
+from utp.parsers.jsonrepair import CLOSED_TRUNCATED, CUT_MID_VALUE, parse_arguments
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 #: keys that hold the tool name, in the order they are trusted
@@ -173,19 +173,30 @@ def calls_from_value(
         if split is None:
             return None
         shaped.append((split, item))
-    if repairs and CLOSED_TRUNCATED in repairs and not _has_argument_key(items[-1]):
-        # Cut off before the arguments began (often inside the name): not a call to run.
-        return [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{family}: output ended inside a call", _short(raw), family)]
     calls: list[ToolCall] = []
     diagnostics: list[Diagnostic] = []
-    for (name, raw_args), item in shaped:
+    truncated = bool(repairs) and CLOSED_TRUNCATED in repairs  # type: ignore[operator]
+    if truncated and not _has_argument_key(items[-1]):
+        # Cut off before the arguments began (often inside the name): not a call to run.
+        diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{family}: output ended inside a call", _short(raw), family))
+        shaped.pop()
+        if not shaped:
+            return calls, diagnostics
+    # the cut fell in the last item: the ones before it were written whole
+    whole = [r for r in repairs or () if r not in _CUT_REPAIRS] if truncated else repairs
+    for index, ((name, raw_args), item) in enumerate(shaped):
         call_id = item.get("id")
-        call, diags = build_call(name, raw_args, family, raw, repairs, call_id if type(call_id) is str else None)
+        its_repairs = repairs if index == len(items) - 1 else whole
+        call, diags = build_call(name, raw_args, family, raw, its_repairs, call_id if type(call_id) is str else None)
         if diags:
             diagnostics.extend(diags)
         if call is not None:
             calls.append(call)
     return calls, diagnostics
+
+
+#: the repairs of a cut-off value: they belong to the last item of a list the cut fell in
+_CUT_REPAIRS = frozenset((CLOSED_TRUNCATED, CUT_MID_VALUE))
 
 
 def _call_list(obj: Any) -> list[Any] | None:
@@ -337,6 +348,14 @@ def extract_tagged_json(
                     if text.startswith(closer, stop):
                         stop += len(closer)
                         break
+                if not recovering and text[cursor] == "[":
+                    # no further than the tag written again: over a flood of openers, linear
+                    bound = reopened if cursor < reopened < limit else limit
+                    salvaged = _salvage_list(family, text, cursor, bound, require_arguments)
+                    if salvaged is not None:
+                        calls.extend(salvaged[0])
+                        diagnostics.extend(salvaged[1])
+                        return Extraction(stop, calls, diagnostics)
                 start = cursor if recovering else pos
                 diagnostics.append(unparseable(family, f"unreadable JSON: {exc}", text[start:stop], start))
                 return Extraction(stop, calls, diagnostics)
@@ -377,6 +396,50 @@ def extract_tagged_json(
             end = after + len(closer)
             break
     return Extraction(end, calls, diagnostics)
+
+
+def _salvage_list(family: str, text: str, start: int, limit: int, require_arguments: bool) -> tuple[list[ToolCall], list[Diagnostic]] | None:
+    """The calls of a list that closes but cannot be read whole, one element at a time.
+
+    One call with a broken value (``{"time": 15:30}``) must not cost the calls
+    written well beside it (Ollama's Cohere parser reads them the same way); the
+    broken element is reported. Each element's extent comes from the
+    string-aware bracket scan, so the block is read once. None when no element
+    is a call (the block is reported whole, as before).
+    """
+    from utp.parsers.jsonrepair import decode_json_at, scan_json_value
+
+    list_end = scan_json_value(text[start:limit], 0)
+    if list_end < 0:
+        return None  # the list itself does not close: cut off, or not a list of calls
+    block = text[start + 1 : start + list_end - 1]
+    calls: list[ToolCall] = []
+    diagnostics: list[Diagnostic] = []
+    at = 0
+    while True:
+        at = skip_ws(block, at)
+        while at < len(block) and block[at] == ",":
+            at = skip_ws(block, at + 1)
+        if at >= len(block) or block[at] != "{":
+            break
+        end = scan_json_value(block, at)
+        if end < 0:
+            diagnostics.append(unparseable(family, "a call in the list does not close", block[at:], start + 1 + at))
+            break
+        try:
+            value, _, repairs = decode_json_at(block[at:end], 0)
+            found = calls_from_value(value, family, block[at:end], repairs, require_arguments)
+        except ValueError as exc:
+            found, reason = None, f"a call in the list cannot be read: {exc}"
+        else:
+            reason = "an element of the call list is not a call"
+        if found is None:
+            diagnostics.append(unparseable(family, reason, block[at:end], start + 1 + at))
+        else:
+            calls.extend(found[0])
+            diagnostics.extend(found[1])
+        at = end
+    return (calls, diagnostics) if calls else None
 
 
 def _strict_value(text: str, cursor: int, limit: int, closers: tuple[str, ...], opener: str) -> tuple[Any, int] | None:

@@ -29,6 +29,8 @@ from functools import cached_property
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext
+from utp.parsers.familykit import clip
+from utp.parsers.jsonrepair import CUT_MID_VALUE
 from utp.parsers.names import resolve_name
 from utp.parsers.native import parse_native_calls
 from utp.parsers.reasoning import REASONING_TAGS, call_list_starts, join_around_spans, prefilled_reasoning, trailing_call_lines
@@ -443,8 +445,29 @@ def try_extract(candidates: Sequence[Candidate], text: str, pos: int, ctx: Parse
             continue
         if start < floor:
             found.start = floor
+        if any(CUT_MID_VALUE in call.repairs for call in found.calls):
+            _withhold_cut_calls(found, text, pos)
         return found, problems
     return None, problems
+
+
+def _withhold_cut_calls(found: Extraction, text: str, pos: int) -> None:
+    """Report, instead of returning, each call whose arguments the text cut off mid-value.
+
+    Closing brackets the output never wrote is a repair with one meaning; a
+    string cut mid-way, or an object cut right after ``{`` or a comma, is not
+    (``{"content": "half a fi`` would write half a file), so such a call is
+    TRUNCATED, like one cut before its arguments.
+    """
+    kept: list[ToolCall] = []
+    for call in found.calls:
+        if CUT_MID_VALUE not in call.repairs:
+            kept.append(call)
+            continue
+        found.diagnostics = [d for d in found.diagnostics if not (d.kind is DiagnosticKind.REPAIRED and CUT_MID_VALUE in d.reason)]
+        reason = f"{call.format}: the arguments of {call.name!r} were cut off mid-value (a half-written value: not run)"
+        found.diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, reason, clip(call.raw or text[pos:found.end]), call.format, pos))
+    found.calls = kept
 
 
 def scan_text(
@@ -515,7 +538,10 @@ def scan_text(
         if trigger in closer_of:  # only matched with reasoning=True
             body = at + len(trigger)
             close = text.find(closer_of[trigger], body)
-            end = len(text) if close < 0 else close + len(closer_of[trigger])
+            if close < 0 and (call_at := first_call_at(text, body, scanner, ctx)) >= 0:
+                close = end = call_at  # reasoning never closed: the call that follows it ended it
+            else:
+                end = len(text) if close < 0 else close + len(closer_of[trigger])
             result.thinking.append(text[body : len(text) if close < 0 else close])
             result.spans.append((at, end))
             pos = floor = end
@@ -529,6 +555,27 @@ def scan_text(
         take(found, at)
         pos = floor = found.end
     return result
+
+
+def first_call_at(text: str, start: int, scanner: Scanner, ctx: ParseContext) -> int:
+    """Where the first call after ``start`` begins (-1: none), reasoning tags not special.
+
+    A reasoning block the output never closes ends there: a model that opens
+    ``<think>`` and then writes a whole call block has gone on to act (Ollama's
+    Qwen 3.5 parser was changed to read such calls after a real report). A
+    call before a closer that does come stays reasoning. Only a call that
+    reads *and* is closed by its marker ends the block: broken markup, or a
+    call the output cut off (a draft, as likely as not), stays reasoning.
+    """
+    search = _searcher(scanner.filtered_call_pattern)
+    pos = start
+    while (match := search(text, pos)) is not None:
+        at = match.start()
+        found, _ = try_extract(scanner.candidates[match.group()], text, at, ctx, start)
+        if found is not None and found.calls and found.final:
+            return at if found.start is None else found.start
+        pos = found.end if found is not None else at + 1
+    return -1
 
 
 def _no_match(text: str, pos: int) -> None:

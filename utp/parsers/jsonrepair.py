@@ -41,6 +41,11 @@ MISSING_COLON = "inserted missing colon"
 COMMA_FOR_COLON = "comma where colon belongs"
 ESCAPED_QUOTES = "unescaped backslash-escaped quotes"
 CLOSED_TRUNCATED = "closed truncated JSON"
+#: noted with CLOSED_TRUNCATED when the cut fell inside a string, or right after ``{``, ``[``,
+#: ``,`` or ``:`` (more was clearly coming): the value is half written, so a call holding it is
+#: reported, never run (:func:`utp.parsers.composite.try_extract`). A cut after a whole value
+#: (``{"city": "Paris"``) only lost closing brackets, and is read.
+CUT_MID_VALUE = "closed a value the text cut off mid-way"
 TRAILING_GARBAGE = "ignored text after the JSON value"
 MISSING_COMMA = "inserted missing comma"
 DOUBLE_ENCODED = "decoded double-encoded JSON string"
@@ -51,6 +56,8 @@ INNER_QUOTES = "kept unescaped quotes inside a string"
 COMMENTS = "removed comments"
 
 _WS = " \t\r\n\u00a0\ufeff"
+#: a text that stops on one of these stopped in the middle of writing a value
+_OPEN_ENDS = ("{", "[", ",", ":")
 #: a comment between tokens: to the line's end, or to ``*/`` (one that never closes is no comment)
 _COMMENT = re.compile(r"//[^\n]*+|/\*(?:[^*]|\*(?!/))*+\*/")
 _WS_RUN = re.compile(r"[ \t\r\n\u00a0\ufeff]*")
@@ -275,6 +282,8 @@ def _loads_repaired(text: str, allow_trailing: bool) -> tuple[Any, list[str]]:
         value = reader.read_document(allow_trailing)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
+    if CLOSED_TRUNCATED in reader.repairs and not reader.cut_between_items and text.rstrip(_WS).endswith(_OPEN_ENDS):
+        reader.note(CUT_MID_VALUE)
     return value, reader.repairs
 
 
@@ -324,6 +333,9 @@ class _LenientReader:
         self.repairs: list[str] = []
         #: from here on no quote can end a string value (a walk found none): later walks stop at once
         self._no_value_end_from = self.n
+        self.top = 0  # where the document's value starts
+        #: the text stopped between the items of the document's list: every item read is whole
+        self.cut_between_items = False
 
     # -- helpers
 
@@ -351,6 +363,7 @@ class _LenientReader:
 
     def read_document(self, allow_trailing: bool) -> Any:
         self.skip_ws()
+        self.top = self.i
         value = self.read_value()
         self.skip_ws()
         if self.i < self.n:
@@ -419,6 +432,7 @@ class _LenientReader:
                 return self.decode_string_body(raw, quote)
         if end < 0:  # unterminated: truncated output
             self.note(CLOSED_TRUNCATED)
+            self.note(CUT_MID_VALUE)
             raw = self.text[self.i + 1 :]
             self.i = self.n
         else:
@@ -456,6 +470,7 @@ class _LenientReader:
         close = self.text.find('\\"', start)
         if close < 0:
             self.note(CLOSED_TRUNCATED)
+            self.note(CUT_MID_VALUE)
             raw = self.text[start:]
             self.i = self.n
         else:
@@ -599,6 +614,7 @@ class _LenientReader:
     # -- arrays
 
     def read_array(self) -> list[Any]:
+        opened_at = self.i
         self.i += 1  # '['
         result: list[Any] = []
         expect_item = True
@@ -607,6 +623,7 @@ class _LenientReader:
             ch = self.peek()
             if ch == "":
                 self.note(CLOSED_TRUNCATED)
+                self.cut_between_items = opened_at == self.top
                 return result
             if ch == "]":
                 self.i += 1

@@ -3,7 +3,9 @@
 Models write ``Get_Weather``, ``functions.get_weather``, ``get weather`` or
 ``get_water`` for ``get_weather``. Exact matches pass; case, spacing and a
 ``functions.`` prefix are normalised; a misspelling within two edits of
-exactly *one* offered tool is corrected (and said so). Anything else is kept
+exactly *one* offered tool, with the same first letter, is corrected (and
+said so): a typo keeps a name's start, while ``unknown_tool`` is not
+``known_tool`` misspelt. Anything else is kept
 as written and flagged unknown: dropping it would hide a hallucination from
 the loop, and guessing between two close names would invent a call.
 """
@@ -86,7 +88,10 @@ def _resolve_inexact(name: str, index: "_NameIndex") -> NameMatch:
         close = [
             candidates[0]
             for norm, candidates in index.normalized.items()
-            if len(candidates) == 1 and abs(len(norm) - len(key)) <= MAX_EDITS and edit_distance(key, norm, MAX_EDITS) <= MAX_EDITS
+            if len(candidates) == 1
+            and norm[0] == key[0]
+            and abs(len(norm) - len(key)) <= MAX_EDITS
+            and edit_distance(key, norm, MAX_EDITS) <= MAX_EDITS
         ]
         if len(close) == 1:
             return NameMatch(close[0], "corrected", True)

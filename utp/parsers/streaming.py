@@ -33,7 +33,8 @@ streamed as content; :meth:`StreamParser.result` re-reads the whole response
 and does file it under ``thinking``. Likewise a Kimi call whose opening tokens
 were dropped (``NAME:0<|tool_call_argument_begin|>{...}``) is recognised only
 at the argument token, after its id has streamed as content; one-shot parsing
-removes the id with the call, and a gpt-oss recipient written in the role
+removes the id with the call; a call that ends a reasoning block the output
+never closes streams as thinking (it is found when the stream ends); and a gpt-oss recipient written in the role
 position before a bare ``<|channel|>`` (`` to=functions.NAME<|channel|>…``)
 has streamed as content when ``<|channel|>`` arrives. The calls are the same
 either way.
@@ -48,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from utp.parsers.base import Extraction
-from utp.parsers.composite import Candidate, CompositeParser, TriggerScanner, in_inline_code, try_extract
+from utp.parsers.composite import Candidate, CompositeParser, TriggerScanner, first_call_at, in_inline_code, try_extract
 from utp.parsers.native import parse_native_calls
 from utp.parsers.reasoning import GrowingAnswerStart, forget_texts
 from utp.parsers.textscan import clear_cache
@@ -122,6 +123,7 @@ class StreamParser:
         self._floor = 0  # end of the last consumed span
         self._mode = "content"  # content | think | span
         self._think_closer = ""
+        self._think_body = 0  # where the open reasoning block's text starts
         self._span_start = 0
         self._span_trigger = ""
         self._last_try = -1
@@ -465,7 +467,7 @@ class StreamParser:
             self._begin_span()
             self._mode = "think"
             self._think_closer = self._closer_of[trigger]
-            self._pos = at + len(trigger)
+            self._pos = self._think_body = at + len(trigger)
             return True
         self._mode = "span"
         self._span_start = at
@@ -482,6 +484,12 @@ class StreamParser:
         if close >= 0:
             self._think_out(text[self._pos : close], events)
             self._pos = self._floor = close + len(self._think_closer)
+            self._mode = "content"
+            return True
+        if final and (call_at := first_call_at(text, self._think_body, self._parser.scanner, self._ctx)) >= 0:
+            # never closed: the call ended it (streamed as thinking so far, a documented difference)
+            self._think_out(text[self._pos : call_at], events)
+            self._pos = self._floor = call_at
             self._mode = "content"
             return True
         safe = len(text)

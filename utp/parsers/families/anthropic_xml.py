@@ -246,6 +246,12 @@ def read_invoke(
             after = cursor + len(invoke_end)
             break
         parameter = syntax.parameter.match(text, cursor)
+        closing_other = text.startswith("</", cursor) and not text.startswith(parameter_end, cursor)
+        if parameter is None and arguments and (closing_other or syntax.invoke.match(text, cursor)):
+            # the block's closer, or the next invoke, where this one's closer belongs: it ends here
+            repairs.append(f"missing {invoke_end}")
+            after = cursor
+            break
         if parameter is None:
             close = find_forward(text, invoke_end, cursor)
             if close == -1:

@@ -81,6 +81,8 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
         return None
     name = match.group(1).strip()
     tool = ctx.tool(name)
+    if tool is None and any(ch.isspace() for ch in name) and not text.startswith(syntax.key, skip_space(text, match.end())):
+        return None  # "<tool_call>not valid json</tool_call>": words, not a name (a spaced one must be offered or take arguments)
     arguments: dict[str, Any] = {}
     repairs: list[str] = []
     diagnostics: list[Diagnostic] = []

@@ -25,11 +25,11 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, calls_from_value, skip_ws, unparseable
-from utp.parsers.familykit import MAX_CLOSERS_INSIDE
+from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, build_call, calls_from_value, skip_ws, unparseable
+from utp.parsers.familykit import MAX_CLOSERS_INSIDE, read_json_at
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
 from utp.parsers.names import resolve_name
-from utp.parsers.reasoning import REASONING_TAGS
+from utp.parsers.reasoning import REASONING_TAGS, call_list_starts
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _OBJECT_START = re.compile(r"\{\s*\\?[\"']?([A-Za-z_][\w\-]*)")
@@ -69,7 +69,13 @@ class JsonFamily(CallFamily):
     #: what ``_placement`` requires first (a call key opens the object), as scan lookaheads
     trigger_heads = {"{": _KEY_HEAD, "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD}
 
+    def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
+        """``{"NAME"`` for each offered tool: an answer that is ``{"get_weather": {...}}``, the tool's name as the key."""
+        return tuple(f'{{"{name}"' for name in ctx.by_name if name and '"' not in name and "\\" not in name)
+
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger not in self.triggers:
+            return self._name_keyed(text, pos, trigger)
         placement = self._placement(text, pos, ctx)
         if placement is None:
             return None
@@ -105,6 +111,25 @@ class JsonFamily(CallFamily):
         if skip_ws(text, end) >= len(text):
             end = len(text)  # whether more calls follow depends on text not yet seen (streaming)
         return Extraction(end, calls, diagnostics)
+
+    def _name_keyed(self, text: str, pos: int, trigger: str) -> Extraction | None:
+        """``{"NAME": {arguments}}`` (or the arguments as a JSON string) as the whole answer, NAME an offered tool.
+
+        Some models key the arguments by the tool's name (Ollama's own parser
+        reads it). Only an answer that is nothing but that one-key object is a
+        call: the same object inside prose or beside other keys is data.
+        """
+        if pos not in call_list_starts(text):
+            return None
+        read = read_json_at(text, pos)
+        if read is None or skip_ws(text, read[1]) < len(text):
+            return None
+        value, _, repairs = read
+        name = trigger[2:-1]
+        if type(value) is not dict or len(value) != 1 or type(value.get(name)) not in (dict, str):
+            return None
+        call, diagnostics = build_call(name, value[name], self.name, text[pos:], repairs)
+        return Extraction(len(text), [call] if call is not None else [], diagnostics)
 
     # -- placement: is this where a response's call would be?
 
@@ -165,6 +190,8 @@ class JsonFamily(CallFamily):
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Final once the shape rules it out, it is inline prose, or the JSON value is complete."""
+        if trigger not in self.triggers:  # a name-keyed answer is decided by its end: hold it
+            return pos not in call_list_starts(text)
         shape = (_OBJECT_START if text[pos] == "{" else _LIST_START).match(text, pos)
         if shape is None:
             return _GROWABLE[text[pos]].fullmatch(text, pos + 1) is None
