@@ -445,7 +445,7 @@ def try_extract(candidates: Sequence[Candidate], text: str, pos: int, ctx: Parse
             continue
         if start < floor:
             found.start = floor
-        if any(CUT_MID_VALUE in call.repairs for call in found.calls):
+        if found.calls and any(CUT_MID_VALUE in call.repairs for call in found.calls):
             _withhold_cut_calls(found, text, pos)
         return found, problems
     return None, problems

@@ -348,13 +348,15 @@ class _LenientReader:
         return ValueError(f"{what} at offset {self.i} (near {snippet!r})")
 
     def skip_ws(self) -> None:
-        self.i = _WS_RUN.match(self.text, self.i).end()
-        while self.text.startswith("/", self.i):  # models annotate their JSON: // … and /* … */
-            comment = _COMMENT.match(self.text, self.i)
+        text = self.text
+        i = _WS_RUN.match(text, self.i).end()
+        while text.startswith("/", i):  # models annotate their JSON: // … and /* … */
+            comment = _COMMENT.match(text, i)
             if comment is None:
-                return
+                break
             self.note(COMMENTS)
-            self.i = _WS_RUN.match(self.text, comment.end()).end()
+            i = _WS_RUN.match(text, comment.end()).end()
+        self.i = i
 
     def peek(self) -> str:
         return self.text[self.i] if self.i < self.n else ""

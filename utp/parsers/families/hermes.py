@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import build_call, calls_from_value, unparseable
+from utp.parsers.callshape import build_call, calls_from_value, repaired_diagnostics, unparseable
 from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
 from utp.parsers.pyliteral import LiteralError
@@ -189,13 +189,17 @@ class HermesFamily(CallFamily):
         self, text: str, cursor: int, value: Any, jend: int, repairs: list[str], close: int, closer: str, opener: str
     ) -> Extraction | None:
         raw = text[cursor:jend]
-        reopened = close < 0 and _reopened_at_end(text, jend, opener)
-        if reopened:
-            repairs = [*repairs, f"{opener} written for {closer}"]
         found = calls_from_value(value, self.name, raw, repairs)
         if found is None:
             return None
         calls, diagnostics = found
+        reopened = close < 0 and bool(calls) and _reopened_at_end(text, jend, opener)
+        if reopened:
+            repair = f"{opener} written for {closer}"
+            diagnostics = [d for d in diagnostics if d.kind is not DiagnosticKind.REPAIRED]
+            for call in calls:
+                call.repairs.append(repair)
+                diagnostics.extend(repaired_diagnostics(call))
         if close > jend:  # several call objects may share one block: {...}\n{...}</tool_call>
             jend = self._more_values(text, jend, close, calls, diagnostics)
         after = _skip_ws(text, jend, len(text))
@@ -515,5 +519,7 @@ def _elements_to_dict(inner: str) -> dict[str, Any]:
 
 def _reopened_at_end(text: str, jend: int, opener: str) -> bool:
     """Is the opening tag written again after the JSON where the closing one belongs, with nothing after it?"""
-    after = _skip_ws(text, jend, len(text))
-    return text.startswith(opener, after) and _skip_ws(text, after + len(opener), len(text)) == len(text)
+    last = len(text)
+    while last > jend and text[last - 1].isspace():
+        last -= 1
+    return text.endswith(opener, jend, last) and _skip_ws(text, jend, last) == last - len(opener)
