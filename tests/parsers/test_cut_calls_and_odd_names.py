@@ -15,7 +15,8 @@ told the model should share:
 * ``{"get_weather": {...}}`` as the whole answer, for an offered tool, is that call;
 * one broken call in a list of calls does not cost the others (Ollama's Cohere
   parser reads them one by one), and a block's closer where an ``</invoke>``
-  belongs ends the invoke (its MiniMax parser's tests).
+  belongs ends the invoke (its MiniMax parser's tests);
+* Glimmer's ``atem:``-prefixed invokes are Claude's XML (its Glimmer parser).
 """
 
 from __future__ import annotations
@@ -148,3 +149,29 @@ def test_a_block_closer_where_the_invoke_closer_belongs() -> None:
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Tokyo"})]
     assert "missing </invoke>" in parsed.tool_calls[0].repairs and parsed.content == ""
     assert_every_cut_matches(text, TOOLS, step=11)
+
+
+def test_longcat_reasoning_is_thinking() -> None:
+    text = "<longcat_think>Oslo, so get_weather.</longcat_think>" + LONGCAT
+    parsed = parse_response(text, tools=TOOLS)
+    assert parsed.thinking == "Oslo, so get_weather." and parsed.content == "Checking."
+    assert [c.name for c in parsed.tool_calls] == ["get_weather", "known_tool"]
+    assert_every_cut_matches(text, TOOLS, step=23)
+
+
+GLIMMER = (
+    ' to=get_weather<|message|><atem:function_calls>\n<atem:invoke name="get_weather">\n<atem:parameter name="city">SF</atem:parameter>\n'
+    '</atem:invoke>\n</atem:function_calls><|eom|><|start|>assistant to=known_tool<|message|><atem:function_calls>\n<atem:invoke name="known_tool">\n'
+    '<atem:parameter name="a">2</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|start|>assistant to=user<|message|>Done<|eot|>'
+)
+
+
+def test_glimmer_atem_invokes_in_harmony_style_messages() -> None:
+    """Glimmer addresses each message ``to=`` a recipient; a tool's message body is Claude's XML with ``atem:`` tags."""
+    parsed = parse_response(GLIMMER, tools=TOOLS)
+    assert [(c.name, c.arguments, c.format) for c in parsed.tool_calls] == [
+        ("get_weather", {"city": "SF"}, "anthropic_xml"),
+        ("known_tool", {"a": 2}, "anthropic_xml"),
+    ]
+    assert parsed.diagnostics == []  # "to=user" addresses the reader, not a tool
+    assert_every_cut_matches(GLIMMER, TOOLS, step=29)

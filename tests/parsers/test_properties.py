@@ -34,7 +34,7 @@ ROUND_TRIP_EXAMPLES = int(os.environ.get("UTP_ROUND_TRIP_EXAMPLES", "30"))
 
 #: Reasoning tags are cut out of content before any family runs, for every
 #: family: a string argument containing one cannot survive the composite.
-REASONING_MARKERS = ("<think", "</think", "<seed:think", "</seed:think", "<ifm|think", "</ifm|think", "[THINK]", "[/THINK]", "<|channel>thought", "<channel|>")
+REASONING_MARKERS = ("<think", "</think", "<seed:think", "</seed:think", "<longcat_think", "</longcat_think", "<ifm|think", "</ifm|think", "[THINK]", "[/THINK]", "<|channel>thought", "<channel|>")
 
 
 def _forbid(*needles: str) -> Callable[[str], bool]:
@@ -402,6 +402,6 @@ def test_a_megabyte_of_braces_is_read_in_linear_time() -> None:
 
 def test_reasoning_markers_are_the_only_global_exclusion() -> None:
     """Guard for the strategy above: the exclusion list stays what the docstring claims."""
-    assert REASONING_MARKERS == ("<think", "</think", "<seed:think", "</seed:think", "<ifm|think", "</ifm|think", "[THINK]", "[/THINK]", "<|channel>thought", "<channel|>")
+    assert REASONING_MARKERS == ("<think", "</think", "<seed:think", "</seed:think", "<longcat_think", "</longcat_think", "<ifm|think", "</ifm|think", "[THINK]", "[/THINK]", "<|channel>thought", "<channel|>")
     assert all(re.fullmatch(r"[a-z0-9_]+", name) for name in WIRE_LIMITS)
     assert set(WIRE_LIMITS) <= set(FAMILIES)

@@ -26,6 +26,7 @@ REASONING_TAGS: tuple[tuple[str, str], ...] = (
     ("<think>", "</think>"),
     ("<thinking>", "</thinking>"),
     ("<seed:think>", "</seed:think>"),
+    ("<longcat_think>", "</longcat_think>"),
     ("<ifm|think>", "</ifm|think>"),
     ("<ifm|think_fast>", "</ifm|think_fast>"),
     ("<ifm|think_faster>", "</ifm|think_faster>"),

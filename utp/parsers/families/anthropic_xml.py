@@ -3,7 +3,9 @@
 Models prompted with Anthropic-shaped tool definitions (and models distilled
 from Claude transcripts) write this, sometimes with ``antml:``-prefixed tags.
 MiniMax-M2 writes the same invokes inside ``<minimax:tool_call>…</minimax:tool_call>``
-(its chat template's tool-call block).
+(its chat template's tool-call block), and Glimmer writes them with ``atem:``
+prefixes (``<atem:function_calls><atem:invoke name="N"><atem:parameter …>``, the
+body of a message addressed ``to=N``, as Ollama's Glimmer parser reads it).
 Parameter values are raw text typed by the tool's schema; without a schema a
 value that is valid JSON (``{"a": 1}``, ``42``) is read as JSON. OLMo-3 also
 wraps *pythonic* calls in ``<function_calls>``; that body is not an
@@ -38,8 +40,11 @@ from utp.parsers.families.qwen3_coder import render_value
 
 #: Claude's namespaced tag prefix, spelled in two parts so the literal never looks like live markup
 _NS = "antml" + ":"
-_PREFIXES = ("", _NS)
-_INVOKE = re.compile(r"<(?P<prefix>antml:)?invoke\s+" + NAME_ATTRIBUTE)
+#: Glimmer's prefix for the same tags
+_ATEM = "atem:"
+_PREFIXES = ("", _NS, _ATEM)
+_PREFIX_GROUP = "|".join(re.escape(p) for p in _PREFIXES if p)
+_INVOKE = re.compile(rf"<(?P<prefix>{_PREFIX_GROUP})?invoke\s+" + NAME_ATTRIBUTE)
 #: how much whitespace may sit between ``<function_calls>`` and the first ``<invoke``
 _LEADING_SPACE = 256
 #: ``_INVOKE`` after ``<invoke`` and its first whitespace, as a scan lookahead
@@ -47,7 +52,7 @@ _INVOKE_TAIL = NAME_ATTRIBUTE_HEAD
 #: the scan lookaheads: ``extract`` returns None unless ``_INVOKE`` matches at the invoke tag
 #: itself, or after at most ``_LEADING_SPACE`` whitespace (``\s`` is ``str.isspace``) past the
 #: wrapper; there is no truncation report at the end of the text, so nothing else can be read
-_WRAPPED_HEAD = rf"\s{{0,{_LEADING_SPACE}}}+<(?:(?:{re.escape(_NS)})?invoke\s{_INVOKE_TAIL}|invoke>\s*+<tool_name>)"
+_WRAPPED_HEAD = rf"\s{{0,{_LEADING_SPACE}}}+<(?:(?:{_PREFIX_GROUP})?invoke\s{_INVOKE_TAIL}|invoke>\s*+<tool_name>)"
 #: Claude 2.1's invoke: the tool's name as an element, then (optionally) ``<parameters>``
 _LEGACY_INVOKE = re.compile(r"<invoke>\s*<tool_name>\s*(?P<name>[^<>\n]{1,256}?)\s*</tool_name>\s*")
 _LEGACY_OPEN = "<invoke>"
@@ -58,15 +63,16 @@ _FUNCTION_CALLS_CLOSERS = tuple(f"</{p}function_calls>" for p in _PREFIXES)
 _WRAPPERS = {
     "<function_calls>": _FUNCTION_CALLS_CLOSERS,
     f"<{_NS}function_calls>": _FUNCTION_CALLS_CLOSERS,
+    f"<{_ATEM}function_calls>": _FUNCTION_CALLS_CLOSERS,
     "<minimax:tool_call>": ("</minimax:tool_call>",),
 }
-_PARAMETER = re.compile(r"<(antml:)?parameter\s+name\s*=\s*([\"'])(?P<key>[^\"'\n<>]{1,256})\2\s*>")
+_PARAMETER = re.compile(rf"<({_PREFIX_GROUP})?parameter\s+name\s*=\s*([\"'])(?P<key>[^\"'\n<>]{{1,256}})\2\s*>")
 
 
 @register_family
 class AnthropicXmlFamily(CallFamily):
     name = "anthropic_xml"
-    triggers = (*_WRAPPERS, "<invoke ", f"<{_NS}invoke ")
+    triggers = (*_WRAPPERS, *(f"<{p}invoke " for p in _PREFIXES))
     #: above pythonic, which shares <function_calls> (OLMo-3)
     priority = 60
     aliases = ("claude_xml", "anthropic")
@@ -74,6 +80,7 @@ class AnthropicXmlFamily(CallFamily):
         **dict.fromkeys(_WRAPPERS, _WRAPPED_HEAD),
         "<invoke ": _INVOKE_TAIL,
         f"<{_NS}invoke ": _INVOKE_TAIL,
+        f"<{_ATEM}invoke ": _INVOKE_TAIL,
     }
     summary = 'Claude-style XML: <function_calls><invoke name="N"><parameter name="K">v</parameter></invoke></function_calls>'
 
@@ -101,7 +108,7 @@ class AnthropicXmlFamily(CallFamily):
         if any(is_proper_prefix(text, cursor, f"<{p}invoke ") for p in _PREFIXES):
             return False
         head_end = bounded_find(text, ">", cursor, 300)
-        return not text.startswith(("<invoke", f"<{_NS}invoke"), cursor) or head_end != -1 or len(text) - cursor > 300
+        return not text.startswith(tuple(f"<{p}invoke" for p in _PREFIXES), cursor) or head_end != -1 or len(text) - cursor > 300
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         lines = ["<function_calls>"]
