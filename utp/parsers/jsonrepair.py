@@ -343,6 +343,11 @@ class _LenientReader:
         if repair not in self.repairs:
             self.repairs.append(repair)
 
+    def note_cut_string(self) -> None:
+        """The text ended inside a string: closed, and marked half written."""
+        self.note(CLOSED_TRUNCATED)
+        self.note(CUT_MID_VALUE)
+
     def error(self, what: str) -> ValueError:
         snippet = self.text[max(0, self.i - 15) : self.i + 15]
         return ValueError(f"{what} at offset {self.i} (near {snippet!r})")
@@ -433,8 +438,7 @@ class _LenientReader:
                 self.i = inner_end
                 return self.decode_string_body(raw, quote)
         if end < 0:  # unterminated: truncated output
-            self.note(CLOSED_TRUNCATED)
-            self.note(CUT_MID_VALUE)
+            self.note_cut_string()
             raw = self.text[self.i + 1 :]
             self.i = self.n
         else:
@@ -471,8 +475,7 @@ class _LenientReader:
         start = self.i + 2
         close = self.text.find('\\"', start)
         if close < 0:
-            self.note(CLOSED_TRUNCATED)
-            self.note(CUT_MID_VALUE)
+            self.note_cut_string()
             raw = self.text[start:]
             self.i = self.n
         else:

@@ -82,7 +82,7 @@ def may_hold_reasoning(text: str) -> bool:
     Three substring tests cost less than one search for every tag, and most
     texts hold no reasoning; a test keeps the words and the tags in step.
     """
-    return "think" in text or "THINK" in text or "channel" in text
+    return "think" in text or "THINK" in text or "channel" in text  # _REASONING_WORDS, spelled out: faster
 
 
 def _next_opener(text: str, pos: int) -> tuple[int, str, str] | None:
@@ -179,7 +179,7 @@ class GrowingAnswerStart:
         """Search the new text for closers not met yet; True if one was found."""
         since = max(0, self._searched - _LONGEST_TAG + 1)
         self._searched = len(text)
-        if text.find("think", since) < 0 and text.find("THINK", since) < 0 and text.find("channel", since) < 0:
+        if all(text.find(word, since) < 0 for word in _REASONING_WORDS):
             return False  # as may_hold_reasoning: every tag holds one of these words
         found = False
         for index, (_, closer) in enumerate(REASONING_TAGS):
@@ -216,6 +216,8 @@ class GrowingAnswerStart:
 
 
 _LONGEST_TAG = max(len(tag) for pair in REASONING_TAGS for tag in pair)
+#: the words :func:`may_hold_reasoning` looks for (every tag holds one)
+_REASONING_WORDS = ("think", "THINK", "channel")
 
 
 #: a lead-in is prose; these make a line code or data instead (``f(x):``, ``{"a":``, ``x = 1:``)
@@ -253,7 +255,7 @@ def call_list_starts(text: str) -> tuple[int, ...]:
 
 
 #: a line that is one call: a dotted name, then '(' … ')' to the line's end
-CALL_LINE = re.compile(r"[ \t]*+[A-Za-z_][\w.]*+\(.*\)[ \t\r]*+\Z")
+_CALL_LINE = re.compile(r"[ \t]*+[A-Za-z_][\w.]*+\(.*\)[ \t\r]*+\Z")
 
 
 def trailing_call_lines(text: str) -> int:
@@ -282,7 +284,7 @@ def trailing_call_lines(text: str) -> int:
             line_start = text.rfind("\n", 0, line_end) + 1
             line = text[line_start:line_end]
             if line.strip():
-                if CALL_LINE.match(line) is None:
+                if _CALL_LINE.match(line) is None:
                     break
                 start = line_start + len(line) - len(line.lstrip())
             line_end = line_start - 1
@@ -313,6 +315,30 @@ def opens_line_after_sentence(text: str, pos: int) -> bool:
 
 
 _SENTENCE_ENDS = frozenset(".!?:")
+#: what the last line of a growing text may be while it can still become a ``_CALL_LINE``
+_OPEN_CALL_LINE = re.compile(r"[ \t]*+(?:[A-Za-z_][\w.]*+(?:\(.*)?)?\Z")
+
+
+def may_open_trailing_call_lines(text: str, pos: int) -> bool:
+    """Can ``pos`` still become :func:`trailing_call_lines` once more text arrives (a stream's question)?
+
+    It can while it opens a line after a sentence, every line after it is
+    blank or a call (of any name: the tools are checked when it is read) and
+    the last one may still grow into one. The walk stops at the first line
+    that is neither, so a text of many broken call lines costs a line per
+    position.
+    """
+    if not opens_line_after_sentence(text, pos):
+        return False
+    line_start = text.rfind("\n", 0, pos) + 1
+    while True:
+        line_end = text.find("\n", line_start)
+        if line_end < 0:
+            return _OPEN_CALL_LINE.match(text, line_start) is not None
+        line = text[line_start:line_end]
+        if line.strip() and _CALL_LINE.match(line) is None:
+            return False
+        line_start = line_end + 1
 
 
 def split_reasoning(text: str) -> tuple[str, str, list[ReasoningSpan]]:

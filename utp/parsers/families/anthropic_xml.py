@@ -78,9 +78,7 @@ class AnthropicXmlFamily(CallFamily):
     aliases = ("claude_xml", "anthropic")
     trigger_heads = {
         **dict.fromkeys(_WRAPPERS, _WRAPPED_HEAD),
-        "<invoke ": _INVOKE_TAIL,
-        f"<{_NS}invoke ": _INVOKE_TAIL,
-        f"<{_ATEM}invoke ": _INVOKE_TAIL,
+        **{f"<{p}invoke ": _INVOKE_TAIL for p in _PREFIXES},
     }
     summary = 'Claude-style XML: <function_calls><invoke name="N"><parameter name="K">v</parameter></invoke></function_calls>'
 

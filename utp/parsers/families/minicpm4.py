@@ -54,6 +54,7 @@ _HEAD = NAME_ATTRIBUTE_HEAD + _BODY_HEAD
 _BODY = re.compile(_BODY_HEAD)
 #: the block's lookahead: whitespace, then a function element
 _BLOCK_HEAD = r"\s*+<function\s" + _HEAD
+_ELEMENT_OPEN = re.compile(r"<function\s")
 
 
 def _raw_value(text: str, start: int, closer: str = PARAM_END) -> tuple[str, int, bool] | None:
@@ -159,10 +160,9 @@ class MiniCpm4XmlFamily(CallFamily):
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         if trigger == BLOCK:  # decided as the element after it is
             body = skip_space(text, pos + len(BLOCK))
-            if is_proper_prefix(text, body, TRIGGERS[0]) or body == len(text):
+            if body == len(text) or is_proper_prefix(text, body, TRIGGERS[0]):
                 return False
-            element = text.startswith("<function", body) and text[body + len("<function") : body + len("<function") + 1].isspace()
-            return not element or self.settled(text, body, TRIGGERS[0])
+            return _ELEMENT_OPEN.match(text, body) is None or self.settled(text, body, TRIGGERS[0])
         match = _FUNCTION.match(text, pos)
         if match is None:
             # the tag is decided once its '>' is written (a name holds none), or once it is too long

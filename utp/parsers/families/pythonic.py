@@ -43,7 +43,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.familykit import clip, make_call, unreadable
 from utp.parsers.names import resolve_name
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall, parse_calls, salvage_calls
-from utp.parsers.reasoning import CALL_LINE, call_list_starts, opens_line_after_sentence, trailing_call_lines
+from utp.parsers.reasoning import call_list_starts, may_open_trailing_call_lines, opens_line_after_sentence, trailing_call_lines
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 
@@ -377,7 +377,7 @@ class PythonicFamily(CallFamily):
                 return _PARTIAL_CODE_START.fullmatch(text, opening.end()) is None
             return find_forward(text, "\n" + FENCE_CLOSE, opening.end() - 1) >= 0
         if trigger not in _STATIC_TRIGGERS:  # a bracketless answer is decided by its end: hold it
-            return pos not in call_list_starts(text) and not _may_open_trailing_calls(text, pos)
+            return pos not in call_list_starts(text) and not may_open_trailing_call_lines(text, pos)
         if trigger in FENCE_OPENERS:
             start = pos + len(trigger)
             if _FENCE_HEAD_RE.match(text, start) is not None:
@@ -400,32 +400,10 @@ class PythonicFamily(CallFamily):
 _STATIC_TRIGGERS = frozenset(PythonicFamily.triggers)
 #: the start of a fence body that may still grow into a first call ("print(get_wea")
 _PARTIAL_CODE_START = re.compile(r"\s*(?:p(?:r(?:i(?:n(?:t(?:\s*\(\s*)?)?)?)?)?)?(?:\[\s*)?(?:[A-Za-z_][\w.]{0,256}\s*\(?)?")
-#: a tool name a Python-style call can spell: dotted identifiers (``math.hypot``)
 #: what may stand before an offered tool's name in a bracketless call (see ``context_triggers``)
 _NAMESPACES = ("", "functions.", "default_api.")
+#: a tool name a Python-style call can spell: dotted identifiers (``math.hypot``)
 _CALLABLE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-#: what the last line of a growing text may be while it can still become a ``CALL_LINE``
-_OPEN_CALL_LINE = re.compile(r"[ \t]*+(?:[A-Za-z_][\w.]*+(?:\(.*)?)?\Z")
-
-
-def _may_open_trailing_calls(text: str, pos: int) -> bool:
-    """Can ``pos`` still begin the answer's closing run of call lines once more text arrives?
-
-    A stream holds a call line back while every line after it is blank or a
-    call (of any name: the tools are checked when it is read) and the last
-    one may still grow into one. The walk stops at the first line that is
-    neither, so a text of many broken call lines costs a line per position.
-    """
-    if not opens_line_after_sentence(text, pos):
-        return False
-    line_start = text.rfind("\n", 0, pos) + 1
-    while True:
-        line_end = text.find("\n", line_start)
-        if line_end < 0:
-            return _OPEN_CALL_LINE.match(text, line_start) is not None
-        if CALL_LINE.match(text[line_start:line_end]) is None and text[line_start:line_end].strip():
-            return False
-        line_start = line_end + 1
 
 
 def python_literal(value: Any) -> str:

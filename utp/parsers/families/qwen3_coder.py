@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import make_call, read_json_at, unreadable
+from utp.parsers.familykit import NAME_ATTRIBUTE, make_call, read_json_at, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -36,7 +36,7 @@ PARAMETER_END = "</parameter>"
 #: longest name or key read before giving up on finding its '>'
 MAX_NAME = 256
 #: Anthropic's spelling of a parameter tag, which models mix into Qwen3-Coder's calls
-_NAMED_PARAMETER = re.compile(r"""<parameter\s+name\s*=\s*(["'])([^"'\n<>]{1,256})\1\s*>""")
+_NAMED_PARAMETER = re.compile(r"<parameter\s+" + NAME_ATTRIBUTE)
 #: where a parameter tag of either spelling starts
 _PARAMETER_TAG = re.compile(r"<parameter(?:=|\s+name\s*=)")
 
@@ -195,8 +195,8 @@ class Qwen3CoderFamily(CallFamily):
             start = tag.start()
             named = _NAMED_PARAMETER.match(text, start)
             if named is not None:
-                key, value_start = named.group(2), named.end()
-                repairs.append(f"<parameter name={named.group(1)}{key}{named.group(1)}> for <parameter={key}>")
+                key, value_start, quote = named.group("name"), named.end(), named.group("q")
+                repairs.append(f"<parameter name={quote}{key}{quote}> for <parameter={key}>")
             elif text.startswith(PARAMETER, start) and (key_read := read_name(text, start + len(PARAMETER))) is not None:
                 key, value_start = key_read
             else:
