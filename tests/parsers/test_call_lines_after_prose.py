@@ -15,7 +15,6 @@ text, which cost the square of the response's length.
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -23,10 +22,9 @@ from hypothesis import strategies as st
 
 from utp.parsers import parse_response
 from utp.parsers.reasoning import GrowingAnswerStart, answer_start, forget_texts
-from utp.parsers.streaming import StreamParser
 from utp.types import Tool
 
-from .conftest import assert_every_cut_matches
+from .conftest import assert_every_cut_matches, stream_cpu_time
 
 GET_WEATHER = Tool("get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}}})
 SEARCH = Tool("search", parameters={"type": "object", "properties": {"query": {"type": "string"}}})
@@ -106,16 +104,7 @@ SIZE = 24_000
 
 
 def _stream_cpu_time(text: str) -> float:
-    chunks = [text[i : i + 16] for i in range(0, len(text), 16)]
-    best = float("inf")
-    for _ in range(3):  # the fastest of a few runs: other load on a shared machine only adds time
-        start = time.process_time()
-        parser = StreamParser(tools=TOOLS)
-        for chunk in chunks:
-            parser.feed(chunk)
-        parser.close()
-        best = min(best, time.process_time() - start)
-    return best
+    return stream_cpu_time(text, TOOLS)
 
 
 @pytest.mark.parametrize("unit", list(FLOOD_UNITS.values()), ids=list(FLOOD_UNITS))

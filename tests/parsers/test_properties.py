@@ -91,6 +91,30 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda k: k == k.strip(),
         lambda n: True,
     ),
+    "hunyuan": (
+        "values are raw text up to </arg_value:opensource>; keys are trimmed raw text up to </arg_key:opensource>",
+        _forbid("</arg_value:opensource>", "</arg_key:opensource>"),
+        lambda k: k == k.strip(),
+        lambda n: True,
+    ),
+    "iquest_coder": (
+        "values are raw text up to </arg_value>; keys are trimmed raw text up to </arg_key>",
+        _forbid("</arg_value>", "</arg_key>"),
+        lambda k: k == k.strip(),
+        lambda n: True,
+    ),
+    "solar_open": (
+        "values are raw text up to <|tool_arg:end|>; keys are trimmed raw text up to <|tool_arg:value|> (special tokens)",
+        _forbid("<|tool_arg:end|>", "<|tool_arg:value|>"),
+        lambda k: k == k.strip(),
+        lambda n: True,
+    ),
+    "plamo": (
+        "the tool's name is trimmed raw text up to <|plamo:end_tool_name:plamo|>, a special token",
+        lambda s: True,
+        lambda k: True,
+        lambda n: n == n.strip() and "<|plamo:" not in n,
+    ),
     "functiongemma": (
         "strings are delimited by the <escape> token, which therefore cannot occur inside one",
         _forbid("<escape>"),
@@ -349,6 +373,16 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
         "python fences of calls": lambda n: "```py\nf()\n" * (n // 10),
         "python fences of printed calls": lambda n: "```\nprint(f(a='x'))\n```\n" * (n // 24),
         "react steps": lambda n: "Action: f\nAction Input: x\n" * (n // 27),
+        # group openers each followed by a call opener, and bare calls after reasoning closers:
+        # each once made a read that sliced or scanned to the end of the text
+        "GLM group and call openers": lambda n: "<tool_calls><tool_call>" * (n // 23),
+        "Gemma bare calls after reasoning closers": lambda n: "<channel|>call:f{a:" * (n // 19),
+        "key/value values never closed": lambda n: "<tool_call>f<arg_key>a</arg_key><arg_value>x" * (n // 44),
+        "Solar values never closed": lambda n: "<|tool_call:start|>f\n<|tool_arg:start|>a<|tool_arg:value|>" * (n // 57),
+        "PLaMo requests cut in their arguments": lambda n: (
+            '<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>f<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|>{"a": "'
+        ) * (n // 140),
+        "JSON blocks with a second value cut short": lambda n: '<tool_call>{"name": "f", "arguments": {}}, {"name": ' * (n // 52),
     }
     # openers of the newer families followed by the start of a body that never completes
     openers = ["<|tools_prefix|>", "<|function_call|>", "<|message_sep|>", "<seed:think>", "<longcat_tool_call>",

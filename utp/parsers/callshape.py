@@ -363,7 +363,7 @@ def extract_tagged_json(
             recovering = True
             cursor = end = resume
             continue
-        if calls and CLOSED_TRUNCATED in repairs:
+        if calls and not _CUT_REPAIRS.isdisjoint(repairs):
             # A further value cut off by the end of the output: undecidable, so it is
             # part of this block (reported), never left behind as half a call in prose.
             diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{family}: output ended inside a call", _short(text[cursor:limit]), family, cursor))

@@ -22,6 +22,7 @@ Nothing here raises on model output: a family that raises is reported as an
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from utp.parsers.names import resolve_name
 from utp.parsers.native import parse_native_calls
 from utp.parsers.reasoning import REASONING_TAGS, call_list_starts, join_around_spans, prefilled_reasoning, trailing_call_lines
 from utp.response import view_response
-from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, ToolCall
+from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, Tool, ToolCall
 
 
 @dataclass(frozen=True)
@@ -733,7 +734,9 @@ class CompositeParser:
                 )
             )
             call.name = match.name
-        elif not match.known:
+        if match.known:
+            _unwrap_arguments(call, self.ctx.tool(call.name), diagnostics)
+        else:
             offered = ", ".join(sorted(self.ctx.by_name)[:20])
             diagnostics.append(
                 Diagnostic(
@@ -744,6 +747,36 @@ class CompositeParser:
                 )
             )
         return call
+
+
+#: the one argument some models put all arguments under (DeepSeek V3.2 ``arguments``/``input``,
+#: MiniCPM ``properties``), for a tool that declares no parameter of that name
+_WRAPPING_KEYS = frozenset({"arguments", "parameters", "input", "properties", "args", "kwargs"})
+
+
+def _unwrap_arguments(call: ToolCall, tool: Tool | None, diagnostics: list[Diagnostic]) -> None:
+    """``{"arguments": {"city": ...}}`` for a tool whose parameters are ``city``...: the inner object is the arguments.
+
+    Only when the wrapping key is not a parameter of the tool and every inner
+    key is one, so a tool that takes an ``input`` keeps it.
+    """
+    if tool is None or len(call.arguments) != 1:
+        return
+    (key, inner), = call.arguments.items()
+    declared = tool.properties
+    if key not in _WRAPPING_KEYS or key in declared or not declared:
+        return
+    if isinstance(inner, str):
+        try:
+            inner = json.loads(inner)
+        except (ValueError, RecursionError):
+            return
+    if not isinstance(inner, dict) or not inner or not set(inner) <= set(declared):
+        return
+    note = f"arguments unwrapped from the single {key!r} argument"
+    call.arguments = inner
+    call.repairs.append(note)
+    diagnostics.append(Diagnostic(DiagnosticKind.REPAIRED, f"{call.name!r}: {note}", call.name, call.format))
 
 
 def _safe_content(response: Any) -> str:

@@ -9,11 +9,12 @@ that consumes the span, so broken markup is reported instead of shown as prose.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from utp.parsers.base import Extraction
 from utp.parsers.jsonrepair import decode_json_at
-from utp.parsers.textscan import find_forward, nth_forward
+from utp.parsers.textscan import find_forward, is_proper_prefix, nth_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _DECODER = json.JSONDecoder()
@@ -32,6 +33,11 @@ NAME_ATTRIBUTE_HEAD = r"""\s*+name\s*+=\s*+(?:"[^"'\n<>]{1,256}+"|'[^"'\n<>]{1,2
 
 def clip(raw: str) -> str:
     return raw if len(raw) <= _RAW_LIMIT else raw[:_RAW_LIMIT] + f"... [{len(raw) - _RAW_LIMIT} more chars]"
+
+
+def render_value(value: Any) -> str:
+    """A value as markup with raw-text values carries it: strings as they are, everything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def make_call(
@@ -209,13 +215,71 @@ def json_arguments_before(
     """The JSON object at ``body`` that a ``closer`` tag should end: ``(arguments, its end, repairs)``.
 
     Otherwise the report that consumes the call: TRUNCATED when the closer
-    never comes (the output was cut off), UNPARSEABLE when it does but no
-    object stands before it. The caller checks what follows the object.
+    never comes (the output was cut off; a closer inside a string the text
+    ends in is the argument's text), UNPARSEABLE when it does but no object
+    stands before it. The caller checks what follows the object.
     """
     close = find_forward(text, closer, body)
-    read = read_json_at(text, body, None if close == -1 else close, closer_bound(text, closer, body))
+    bound = closer_bound(text, closer, body)
+    read = read_json_at(text, body, None if close == -1 else close, bound)
+    if read is not None and read[2] and close != -1 and string_open_at(text, body, close):
+        # the closer found stands in a string (an argument quoting the markup) and the text ends
+        # before the value does: read on past it, within the few closers a value may quote
+        read = read_json_at(text, body, bound, bound)
     if read is None or not isinstance(read[0], dict):
-        if close == -1:
+        if close == -1 or still_quoting(text, body, close, bound):  # (the closer found is quoted text)
             return unreadable(family, text, pos, len(text), f"arguments of {name!r} are not a complete JSON object", kind=DiagnosticKind.TRUNCATED)
         return unreadable(family, text, pos, close + len(closer), f"arguments of {name!r} are not a JSON object")
     return read
+
+
+def read_call_group(
+    family: str,
+    text: str,
+    pos: int,
+    group: tuple[str, str],
+    call_open: str,
+    read_call: Callable[[str, int], Extraction | None],
+    cut_in_call: Callable[[str, int], bool] | None = None,
+) -> Extraction | None:
+    """A group wrapper at ``pos`` holding calls back to back, each read by ``read_call`` at its opener.
+
+    None when no call opener follows the group's; a group the output ends in
+    right after its opener is TRUNCATED. A call that is not final (cut off)
+    ends the group there. ``cut_in_call`` says whether a call ``read_call``
+    declined was only cut off before it could be read (its body starts at the
+    given index): the group is then TRUNCATED, not prose. Text cut off inside
+    the next opener or the group's closer belongs to the group.
+    """
+    group_open, group_close = group
+    cursor = skip_space(text, pos + len(group_open))
+    if cursor >= len(text):
+        return unreadable(family, text, pos, len(text), f"output ended after {group_open}", kind=DiagnosticKind.TRUNCATED)
+    if not text.startswith(call_open, cursor):
+        return None
+    calls: list[ToolCall] = []
+    diagnostics: list[Diagnostic] = []
+    end = cursor
+    while text.startswith(call_open, cursor):
+        found = read_call(text, cursor)
+        if found is None:
+            if cut_in_call is not None and cut_in_call(text, cursor + len(call_open)):
+                return unreadable(
+                    family, text, cursor, len(text), f"output ended inside a call in {group_open}",
+                    kind=DiagnosticKind.TRUNCATED, calls=calls, diagnostics=diagnostics,
+                )
+            break
+        calls.extend(found.calls)
+        diagnostics.extend(found.diagnostics)
+        end = found.end
+        if not found.final:
+            return Extraction(end=end, calls=calls, diagnostics=diagnostics)
+        cursor = skip_space(text, end)
+    if not calls and not diagnostics:
+        return None
+    after = skip_space(text, end)
+    if text.startswith(group_close, after):
+        return Extraction(end=after + len(group_close), calls=calls, diagnostics=diagnostics, final=True)
+    if after < len(text) and (is_proper_prefix(text, after, group_close) or is_proper_prefix(text, after, call_open)):
+        return Extraction(end=len(text), calls=calls, diagnostics=diagnostics)  # cut off in the next tag
+    return Extraction(end=end, calls=calls, diagnostics=diagnostics, closer=group_close)

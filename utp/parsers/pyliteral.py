@@ -409,11 +409,25 @@ def _as_container(kind: type) -> Any:
     def convert(raw: str) -> Any:
         try:
             value, _ = parse_literal(raw)
+            if isinstance(value, str):  # double-encoded: the container written as a quoted string
+                value, _ = parse_literal(value)
         except LiteralError:
-            return _MISSING
+            value = _unescaped_container(raw)
         return value if isinstance(value, kind) else _MISSING
 
     return convert
+
+
+def _unescaped_container(raw: str) -> Any:
+    """A container written with its quotes escaped, as inside a JSON string (``[{\\"id\\": 1}]``)."""
+    text = raw.strip()
+    if '\\"' not in text or text[:1] not in "[{":
+        return _MISSING
+    try:
+        value, _ = parse_literal(json.loads(f'"{text}"'))
+    except (ValueError, RecursionError, LiteralError):
+        return _MISSING
+    return value
 
 
 _CONVERTERS = {
@@ -425,6 +439,8 @@ _CONVERTERS = {
     "array": _as_container(list),
     "object": _as_container(dict),
 }
+#: type names hand-written tool schemas use for JSON Schema's (Python's and other languages' names)
+_TYPE_ALIASES = {"float": "number", "double": "number", "int": "integer", "bool": "boolean", "str": "string", "dict": "object", "list": "array"}
 
 
 def json_or_text(raw: str) -> Any:
@@ -442,7 +458,10 @@ def typed_value(raw: str, schema: Any, *, untyped: str = "string") -> Any:
     """Convert a raw text value by its property schema's type(s), tried in order.
 
     Raw-text formats (Qwen3-Coder, Claude-style XML, GLM) carry no types; the
-    tool's schema says whether ``42`` is a number or a string. Without a type
+    tool's schema says whether ``42`` is a number or a string (Python's type
+    names, ``float`` or ``dict``, count as the JSON types they name). ``null``
+    for a nullable property is null, and a union with ``string`` tries its
+    other types first, as any text would be a string. Without a type
     ``untyped`` decides: ``"string"`` keeps the text, ``"json"`` parses a JSON
     value when the text is one. A value no listed type accepts stays text, so
     schema validation reports it rather than this reader guessing.
@@ -450,8 +469,12 @@ def typed_value(raw: str, schema: Any, *, untyped: str = "string") -> Any:
     types = schema_types(schema)
     if not types:
         return json_or_text(raw) if untyped == "json" else raw
+    if "null" in types and _as_null(raw) is None:
+        return None  # a nullable value written null: the model's "no value", not the word
+    if len(types) > 1 and "string" in types:  # any text is a string: the other types get their say first
+        types = [t for t in types if t != "string"] + ["string"]
     for type_name in types:
-        convert = _CONVERTERS.get(type_name)
+        convert = _CONVERTERS.get(_TYPE_ALIASES.get(type_name, type_name))
         if convert is None:
             continue
         value = convert(raw)

@@ -31,10 +31,13 @@ REASONING_TAGS: tuple[tuple[str, str], ...] = (
     ("<ifm|think_fast>", "</ifm|think_fast>"),
     ("<ifm|think_faster>", "</ifm|think_faster>"),
     ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+    ("<|think:start|>", "<|think:end|>"),
     ("[THINK]", "[/THINK]"),
     ("<|channel>thought", "<channel|>"),
 )
 
+#: the closing tag of each reasoning block: text right after one starts what the model says
+REASONING_CLOSERS = tuple(closer for _, closer in REASONING_TAGS)
 HARMONY_ANALYSIS = "<|channel|>analysis<|message|>"
 _HARMONY_ENDS = ("<|end|>", "<|start|>", "<|channel|>", "<|call|>", "<|return|>")
 

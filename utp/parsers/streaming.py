@@ -128,6 +128,7 @@ class StreamParser:
         self._span_trigger = ""
         self._last_try = -1
         self._found_end = -1  # end of the call found in the span, waiting for its lookahead
+        self._open_report = False  # the last read found only a report running to the end of the text
         self._waiting: Extraction | None = None  # that call's extraction
         self._waiting_problems: list[Diagnostic] = []
         self._waiting_reads = 0  # reads of this span made while a found call waited
@@ -276,6 +277,13 @@ class StreamParser:
         if final:
             return "now"
         span = length - self._span_start
+        if self._open_report:  # only a report reached the end at the last read
+            if self._closing_seen and self._waiting_reads < WAITING_READS:
+                return "waiting"
+            grown = length - self._last_try
+            if grown >= max(MIN_RETRY, span // RETRY_FRACTION) and (self._closing_seen or grown >= span // 2):
+                return "lookahead"
+            return None
         if self._found_end >= 0:
             # the lookahead counts from the call's end, or from a later closing character (an
             # optional closing tag arriving): re-read once past both, or two lookaheads after the call
@@ -454,11 +462,16 @@ class StreamParser:
                 self._pos = safe
             return False
         at = match.start()
-        if not final and len(text) - at < self._max_trigger and text[at:] in self._prefixes:
-            if at > self._pos:  # a longer trigger may still be arriving here
-                self._out(text[self._pos : at], events)
-                self._pos = at
-            return False
+        if not final and len(text) - at < self._max_trigger:
+            # a longer trigger may still be arriving here, or from before here around this one
+            # (``<|tool_call:`` holds ``call:``, and may yet become ``<|tool_call:start|>``)
+            held = len(text) - self._suffix_prefix(text, self._pos)
+            if held <= at or text[at:] in self._prefixes:
+                hold_from = min(held, at)
+                if hold_from > self._pos:
+                    self._out(text[self._pos : hold_from], events)
+                    self._pos = hold_from
+                return False
         if at > self._pos:
             self._out(text[self._pos : at], events)
         self._pos = at
@@ -515,6 +528,7 @@ class StreamParser:
         self._last_try = len(text)
         self._closing_seen = False
         self._found_end = -1
+        self._open_report = False
         found = _completed(waiting, text) if waiting is not None else None
         if found is not None:  # the optional closer it waited for has arrived: no second read
             problems = self._waiting_problems
@@ -524,6 +538,12 @@ class StreamParser:
                 return False  # no closing character since the last read: only "not a call" could be new
             found, problems = try_extract(candidates, text, start, self._ctx, self._floor)
         if found is not None:
+            if not final and not found.final and found.end >= len(text) and not found.calls:
+                # a report running to the end of the text (a call still being written): read it
+                # again when a closer may have come, or on the growth schedule, not after every
+                # lookahead (over a long unclosed span that would be quadratic)
+                self._found_end, self._open_report = found.end, True
+                return False
             if not final and not found.final and len(text) - found.end < LOOKAHEAD:
                 self._found_end = found.end
                 self._waiting, self._waiting_problems = found, problems

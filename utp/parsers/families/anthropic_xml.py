@@ -7,7 +7,9 @@ MiniMax-M2 writes the same invokes inside ``<minimax:tool_call>…</minimax:tool
 prefixes (``<atem:function_calls><atem:invoke name="N"><atem:parameter …>``, the
 body of a message addressed ``to=N``, as Ollama's Glimmer parser reads it).
 Parameter values are raw text typed by the tool's schema; without a schema a
-value that is valid JSON (``{"a": 1}``, ``42``) is read as JSON. OLMo-3 also
+value that is valid JSON (``{"a": 1}``, ``42``) is read as JSON. DeepSeek's
+``string="true|false"`` attribute is honoured here too, for its markup
+written without the DSML token. OLMo-3 also
 wraps *pythonic* calls in ``<function_calls>``; that body is not an
 ``<invoke>``, so this family passes and the pythonic family reads it.
 
@@ -25,6 +27,7 @@ markup with another tag prefix and a ``string`` attribute).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,11 +35,12 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, make_call, read_json_at, unreadable
-from utp.parsers.pyliteral import property_schema, typed_value
+from utp.parsers.jsonrepair import loads_lenient
+from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 
-from utp.parsers.families.qwen3_coder import render_value
+from utp.parsers.familykit import render_value
 
 #: Claude's namespaced tag prefix, spelled in two parts so the literal never looks like live markup
 _NS = "antml" + ":"
@@ -66,7 +70,14 @@ _WRAPPERS = {
     f"<{_ATEM}function_calls>": _FUNCTION_CALLS_CLOSERS,
     "<minimax:tool_call>": ("</minimax:tool_call>",),
 }
-_PARAMETER = re.compile(rf"<({_PREFIX_GROUP})?parameter\s+name\s*=\s*([\"'])(?P<key>[^\"'\n<>]{{1,256}})\2\s*>")
+#: DeepSeek's ``string="true|false"`` attribute (``{n}``: which of the two places it stands in)
+STRING_ATTRIBUTE = r"\s+string\s*=\s*(?P<q{n}>[\"'])(?P<string{n}>[^\"'\n<>]{{0,16}})(?P=q{n})"
+#: ``name`` and an optional ``string`` attribute before or after it (DSML markup written without
+#: its token: ``<invoke name="f"><parameter name="a" string="true">``)
+_PARAMETER = re.compile(
+    rf"<({_PREFIX_GROUP})?parameter(?:{STRING_ATTRIBUTE.format(n=1)})?\s+name\s*=\s*(?P<kq>[\"'])(?P<key>[^\"'\n<>]{{1,256}})(?P=kq)"
+    rf"(?:{STRING_ATTRIBUTE.format(n=2)})?\s*>"
+)
 
 
 @register_family
@@ -140,9 +151,33 @@ class InvokeSyntax:
     body: Callable[[str, int, str], tuple[dict[str, Any], int, list[str]] | None] | None = None
 
 
-def _schema_typed(raw: str, parameter: re.Match[str], tool: Tool | None) -> tuple[Any, str | None]:
-    """Claude-style values: typed by the tool's schema; without one, JSON when the text is JSON."""
-    return typed_value(raw, property_schema(tool, parameter.group("key")), untyped="json"), None
+def flagged_value(raw: str, parameter: re.Match[str], tool: Tool | None) -> tuple[Any, str | None]:
+    """A parameter's value: typed by the tool's schema (JSON when it has none and the text is JSON).
+
+    DeepSeek's ``string="true"`` marks text written as is: kept verbatim
+    unless the schema types the property otherwise (``42`` for an integer:
+    the tool's contract decides); ``string="false"`` marks a JSON value.
+    """
+    key = parameter.group("key")
+    groups = parameter.groupdict()  # a dialect's parameter tag may have no string attribute at all
+    flag = (groups.get("string1") or groups.get("string2") or "").strip().lower()
+    schema = property_schema(tool, key)
+    if flag == "true":
+        types = schema_types(schema)
+        if not types or "string" in types:
+            return raw, None
+        return typed_value(raw, schema), None
+    if flag != "false":
+        return typed_value(raw, schema, untyped="json"), None
+    try:
+        return json.loads(raw), None
+    except (ValueError, RecursionError):
+        pass
+    try:
+        value, fixes = loads_lenient(raw)
+    except (ValueError, RecursionError):
+        return typed_value(raw, schema), f'parameter {key!r} is marked string="false" but is not JSON: read as text'
+    return value, f"parameter {key!r} is JSON after repair ({'; '.join(fixes)})" if fixes else None
 
 
 def json_invoke_body(text: str, at: int, invoke_end: str) -> tuple[dict[str, Any], int, list[str]] | None:
@@ -163,7 +198,7 @@ def json_invoke_body(text: str, at: int, invoke_end: str) -> tuple[dict[str, Any
     return value, end, list(repairs)
 
 
-SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, _schema_typed, json_invoke_body)
+SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, flagged_value, json_invoke_body)
 
 
 def read_invoke_block(

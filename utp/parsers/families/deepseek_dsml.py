@@ -13,8 +13,8 @@ deepseek-ai/DeepSeek-V3.2, ``encoding/encoding_dsv4.py`` of DeepSeek-V4 and
 
 V3.2 names the block ``function_calls``, V4 ``tool_calls``, V4.1 `` calls``
 and spaces its tags too (``<｜DSML｜ invoke name=...>``, ``</｜DSML｜ parameter>``).
-``string="true"`` marks a value written as is (kept verbatim, whatever the
-schema says); ``string="false"`` a JSON value (numbers, booleans, arrays,
+``string="true"`` marks a value written as is (kept verbatim unless the
+tool's schema gives the property another type); ``string="false"`` a JSON value (numbers, booleans, arrays,
 objects). The bars are U+FF5C. Real outputs also spell the token with ASCII
 bars (``<|DSML|``, the "legacy" spelling vLLM accepts) and with doubled bars
 (``<｜｜DSML｜｜``, seen from the chat.deepseek.com models), drop the block
@@ -26,6 +26,10 @@ that is read too. The invoke and parameter reading is Claude-style XML's
 (:mod:`utp.parsers.families.anthropic_xml`), with this prefix and the
 ``string`` attribute.
 
+GigaChat 3.5 writes the same markup behind ``｜GCML｜``
+(``<｜GCML｜tool_calls><｜GCML｜invoke name="f"><｜GCML｜parameter name="k" string="true">…``,
+vLLM's ``gigachat35`` parser); its token is read as DSML's.
+
 A block is a call only with an invoke tag in it: a wrapper token followed by
 anything else (prose quoting ``<｜DSML｜tool_calls>``, or DeepSeek-V4's
 malformed ``<｜DSML｜toolcall>NAME`` + fenced JSON) stays content.
@@ -36,27 +40,24 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.families.anthropic_xml import _INVOKE_TAIL, InvokeSyntax, json_invoke_body, read_invoke_block
-from utp.parsers.jsonrepair import loads_lenient
-from utp.parsers.pyliteral import property_schema, typed_value
+from utp.parsers.families.anthropic_xml import _INVOKE_TAIL, STRING_ATTRIBUTE, InvokeSyntax, flagged_value, json_invoke_body, read_invoke_block
 from utp.parsers.textscan import is_proper_prefix, skip_space
-from utp.types import Tool, ToolCall
+from utp.types import ToolCall
 
-#: the DSML token with each bar real outputs use: U+FF5C (the tokenizer's), ASCII, doubled
-MARKS = ("\uff5cDSML\uff5c", "|DSML|", "\uff5c\uff5cDSML\uff5c\uff5c", "||DSML||")
+#: the DSML token with each bar real outputs use: U+FF5C (the tokenizer's), ASCII, doubled; and
+#: GigaChat 3.5's GCML token, which prefixes the same markup
+MARKS = ("\uff5cDSML\uff5c", "|DSML|", "\uff5c\uff5cDSML\uff5c\uff5c", "||DSML||", "\uff5cGCML\uff5c", "|GCML|")
 _MARK = "(?:" + "|".join(re.escape(mark) for mark in MARKS) + ")"
 #: how much whitespace may sit between the block token and the first invoke
 _LEADING_SPACE = 256
 #: V4.1 puts one space between the token and each tag name
 _INVOKE = re.compile(rf"<(?P<prefix>{_MARK} ?)invoke\s+name\s*=\s*([\"'])(?P<name>[^\"'\n<>]{{1,256}})\2\s*>")
-_STRING_ATTRIBUTE = r"\s+string\s*=\s*(?P<q{n}>[\"'])(?P<string{n}>[^\"'\n<>]{{0,16}})(?P=q{n})"
 #: ``name`` and an optional ``string`` attribute, in either order (a key may hold the other quote)
 _PARAMETER = re.compile(
-    rf"<{_MARK} ?parameter(?:{_STRING_ATTRIBUTE.format(n=1)})?\s+name\s*=\s*([\"'])(?P<key>(?:(?!\3)[^\n<>]){{1,256}})\3"
-    rf"(?:{_STRING_ATTRIBUTE.format(n=2)})?\s*>"
+    rf"<{_MARK} ?parameter(?:{STRING_ATTRIBUTE.format(n=1)})?\s+name\s*=\s*([\"'])(?P<key>(?:(?!\3)[^\n<>]){{1,256}})\3"
+    rf"(?:{STRING_ATTRIBUTE.format(n=2)})?\s*>"
 )
 #: the block token's name: ``function_calls`` (V3.2), ``tool_calls`` (V4), `` calls`` (V4.1) or a
 #: misspelling of them; never a tag name (an invoke or parameter token without attributes)
@@ -80,27 +81,7 @@ _INVOKE_STARTS = tuple(f"<{mark}{space}invoke" for mark in MARKS for space in ("
 _BLOCK_PARTIAL = re.compile(r" ?[A-Za-z_]{0,32}\Z")
 
 
-def _value(raw: str, parameter: re.Match[str], tool: Tool | None) -> tuple[Any, str | None]:
-    """``string="true"``: the text as is; ``"false"``: JSON; no attribute: typed like Claude-style values."""
-    key = parameter.group("key")
-    flag = (parameter.group("string1") or parameter.group("string2") or "").strip().lower()
-    if flag == "true":
-        return raw, None
-    schema = property_schema(tool, key)
-    if flag != "false":
-        return typed_value(raw, schema, untyped="json"), None
-    try:
-        return json.loads(raw), None
-    except (ValueError, RecursionError):
-        pass
-    try:
-        value, fixes = loads_lenient(raw)
-    except (ValueError, RecursionError):
-        return typed_value(raw, schema), f'parameter {key!r} is marked string="false" but is not JSON: read as text'
-    return value, f"parameter {key!r} is JSON after repair ({'; '.join(fixes)})" if fixes else None
-
-
-SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, _value, json_invoke_body)
+SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, flagged_value, json_invoke_body)
 
 
 @register_family

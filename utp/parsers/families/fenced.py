@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import calls_from_value, skip_ws
 from utp.parsers.jsonrepair import loads_lenient
-from utp.parsers.reasoning import REASONING_TAGS
+from utp.parsers.reasoning import REASONING_CLOSERS
 from utp.parsers.textscan import find_forward
 from utp.types import ToolCall
 
@@ -28,7 +28,6 @@ CALL_LABELS = frozenset({"tool_call", "tool_calls", "tool_code", "function_call"
 DATA_LABELS = frozenset({"", "json", "json5", "jsonc"})
 
 #: a fence right after reasoning opens the answer
-_REASONING_CLOSERS = tuple(closer for _, closer in REASONING_TAGS)
 
 
 @register_family
@@ -119,4 +118,4 @@ def _between_sentences(text: str, pos: int, end: int) -> bool:
 
 def _starts_content(text: str, pos: int) -> bool:
     before = text[max(0, pos - 240) : pos]
-    return pos == 0 or (pos <= 240 and not before.strip()) or before.rstrip().endswith(_REASONING_CLOSERS)
+    return pos == 0 or (pos <= 240 and not before.strip()) or before.rstrip().endswith(REASONING_CLOSERS)

@@ -53,6 +53,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.jsonrepair import quoted_string_end
 from utp.parsers.pyliteral import INTEGER_TEXT, NUMBER_TEXT, LiteralError, parse_literal
+from utp.parsers.reasoning import REASONING_CLOSERS, call_list_starts
 from utp.parsers.textscan import blanks_before, find_first, find_forward, is_proper_prefix, skip_blanks, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -98,7 +99,8 @@ _LEADING_SPACE = 64
 _HEAD = rf"\s{{0,{_LEADING_SPACE}}}+(?:{re.escape(_CALL_PREFIX)}|[A-Za-z_][\w.\-]{{0,255}}+{_GLUED_BODY})"
 #: the bare trigger's lookahead: ``call:`` at a line start or after a blank that is itself at a
 #: line start or after a blank (``_bare`` then checks that only blanks precede it on its line),
-#: NAME glued to it and to ``{``, and a ``}`` later on the line (the call ends there)
+#: NAME glued to it and to ``{``, and a ``}`` later on the line (the call ends there). Right after
+#: a reasoning closer it is the answer's first word, tried there alone (``context_triggers``)
 _BARE_HEAD = rf"(?<![^ \t\n]call:)(?<![^ \t\n][ \t]call:)[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY})\{{[^\n}}]*+\}}"
 _NAME = re.compile(r"[^\s{}<>:,\[\]()]{1,256}")
 #: a bare number/word ends at a separator or at any token (strings and call ends start with '<')
@@ -262,6 +264,10 @@ class FunctionGemmaFamily(CallFamily):
     summary = "FunctionGemma / Gemma 4: <start_function_call>call:NAME{key:<escape>v<escape>}<end_function_call>"
     trigger_heads = {**dict.fromkeys(_BLOCKS, _HEAD), BARE: _BARE_HEAD}
 
+    def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
+        """``call:`` as the answer's first word: right after a reasoning closer the scan's head cannot see it."""
+        return (BARE,)
+
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == BARE:
             return self._bare(text, pos, ctx)
@@ -338,8 +344,7 @@ class FunctionGemmaFamily(CallFamily):
 
     def _bare(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """``call:NAME{...}`` with the call tokens stripped: only as a whole line (see the module doc)."""
-        before = blanks_before(text, pos)
-        if before > 0 and text[before - 1] != "\n":
+        if not _opens_line(text, pos):
             return None
         line_end = find_forward(text, "\n", pos)
         if line_end == -1:
@@ -390,8 +395,7 @@ class FunctionGemmaFamily(CallFamily):
     @staticmethod
     def _bare_settled(text: str, pos: int) -> bool:
         """Everything ``_bare`` reads lies on the trigger's line: decided once that line is whole."""
-        before = blanks_before(text, pos)
-        if before > 0 and text[before - 1] != "\n":
+        if not _opens_line(text, pos):
             return True
         name_at = pos + len(BARE)
         if name_at < len(text) and (text[name_at] not in _NAME_START or _glued_settled(text, name_at, _BARE_BLANKS)):
@@ -442,3 +446,15 @@ def render_value(value: Any) -> str:
 
 def render_key(key: str) -> str:
     return key if _SAFE_KEY.match(key) else f"{ESCAPE}{key}{ESCAPE}"
+
+
+def _opens_line(text: str, pos: int) -> bool:
+    """Only blanks before ``pos`` on its line, or, as the answer's start, a reasoning block's closer.
+
+    (Gemma 4's ``<channel|>call:...``; only the answer's start, so a flood of
+    closers and calls on one line is not read at every one.)
+    """
+    before = blanks_before(text, pos)
+    if before == 0 or text[before - 1] == "\n":
+        return True
+    return text.endswith(REASONING_CLOSERS, 0, before) and pos in call_list_starts(text)

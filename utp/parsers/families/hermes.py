@@ -43,7 +43,7 @@ from utp.parsers.callshape import build_call, calls_from_value, repaired_diagnos
 from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
 from utp.parsers.pyliteral import LiteralError
-from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, loads_lenient
+from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, loads_lenient, scan_json_value
 from utp.parsers.pyliteral import json_or_text
 from utp.parsers.textscan import bounded_find, find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -202,6 +202,8 @@ class HermesFamily(CallFamily):
                 diagnostics.extend(repaired_diagnostics(call))
         if close > jend:  # several call objects may share one block: {...}\n{...}</tool_call>
             jend = self._more_values(text, jend, close, calls, diagnostics)
+        elif close < 0 and calls:  # no closer (yet): further values up to the tag written again
+            jend = self._unclosed_more_values(text, jend, opener, calls, diagnostics)
         after = _skip_ws(text, jend, len(text))
         closed = text.startswith(closer, after)
         if closed:
@@ -257,6 +259,25 @@ class HermesFamily(CallFamily):
             calls.extend(found[0])
             diagnostics.extend(found[1])
             at = stop
+
+    def _unclosed_more_values(self, text: str, jend: int, opener: str, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> int:
+        """Further values after the first in a block with no closer: read, or, cut off by the end, reported.
+
+        Streaming needs this: the text so far ends inside the second of
+        ``{...}, {...}</tool_call>``, and that value must stay part of the block
+        (the end of the text), not be shown as prose once enough of it arrived.
+        """
+        nxt = _skip_ws(text, jend, len(text))
+        if nxt < len(text) and text[nxt] in ",;":
+            nxt = _skip_ws(text, nxt + 1, len(text))
+        if nxt >= len(text) or text[nxt] not in "{[":
+            return jend
+        reopened = find_forward(text, opener, nxt)
+        bound = len(text) if reopened < 0 else reopened
+        if reopened < 0 and scan_json_value(text, nxt) < 0:
+            diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a further call", text[nxt : nxt + 300], self.name, nxt))
+            return len(text)
+        return self._more_values(text, jend, bound, calls, diagnostics)
 
     def _name_then_json(self, text: str, pos: int, line: re.Match[str], limit: int, close: int, closer: str) -> Extraction | None:
         """``<tool_call>\\nNAME\\n{args}</tool_call>``: name on its own line, then the arguments."""

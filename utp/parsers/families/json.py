@@ -10,9 +10,10 @@ explanation. So position and shape decide, before any full parse:
 * the object is call-shaped (name + arguments keys, nothing else that would
   make it data), and
 * it starts the content, or it follows prose ending in ``:`` ("Here is the
-  call:", on the same line or the next) and nothing but more calls follows it, or the tools
-  offered include its name (or a close misspelling) and it stands on its own
-  line.
+  call:", on the same line or the next) and nothing but more calls follows it
+  (a model echoing its prompt's "reply exactly like this:\n{...}\nRules: ..."
+  is not calling), or the tools offered include its name (or a close
+  misspelling) and it stands on its own line.
 
 A bare ``{"name": "x"}`` with no arguments key counts only when ``x`` is an
 offered tool. Calls after the first may follow separated by ``;`` or lines.
@@ -29,7 +30,7 @@ from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_K
 from utp.parsers.familykit import MAX_CLOSERS_INSIDE, read_json_at
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
 from utp.parsers.names import resolve_name
-from utp.parsers.reasoning import REASONING_TAGS, call_list_starts
+from utp.parsers.reasoning import REASONING_CLOSERS, call_list_starts
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _OBJECT_START = re.compile(r"\{\s*\\?[\"']?([A-Za-z_][\w\-]*)")
@@ -54,7 +55,6 @@ _CALL_LINE = re.compile(r"\n[ \t]*+\{" + _KEY_HEAD)
 _LOOKBACK = 240
 #: a lead-in is prose: a line holding these is JSON (``"function": {`` inside an object), not a sentence
 _JSON_PUNCTUATION = re.compile(r"[{\[\"]")
-REASONING_CLOSERS = tuple(closer for _, closer in REASONING_TAGS)
 #: what may still grow into a call-shaped start (streaming: wait for more text)
 _GROWABLE = {"{": re.compile(r"\s*\\?[\"']?"), "[": re.compile(r"\s*(?:\{\s*[\"']?)?")}
 

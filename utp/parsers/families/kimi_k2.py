@@ -111,7 +111,12 @@ class KimiK2Family(CallFamily):
                 return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended after the section token", text[pos:], self.name, pos)])
             # an empty section goes with its end token; a lone section token stays text
             return Extraction(end, [], []) if end > cursor else None
-        return Extraction(end, calls, diagnostics) if end > pos else None
+        if end <= pos:
+            return None
+        # the section's end token read after calls read cleanly: nothing after it changes them (a
+        # repaired read may have taken a token quoted in a string the output is still writing)
+        clean = not diagnostics and not any(call.repairs for call in calls)
+        return Extraction(end, calls, diagnostics, final=clean and section and text.endswith(_SECTION_ENDS, 0, end))
 
     def _calls(self, text: str, cursor: int, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> tuple[int, int]:
         """The calls from ``cursor`` on and the section end after them.

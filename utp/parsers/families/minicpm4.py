@@ -37,7 +37,7 @@ from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
-from utp.parsers.families.qwen3_coder import render_value
+from utp.parsers.familykit import render_value
 
 TRIGGERS = ("<function ", "<function\n")
 CLOSE = "</function>"

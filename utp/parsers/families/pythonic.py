@@ -1,7 +1,8 @@
 """Python-style call lists: ``[get_weather(city="Paris"), ping()]``.
 
 Llama 3.2/4 and BFCL's prompt mode write a bare list; LFM2 wraps it in
-``<|tool_call_start|>...<|tool_call_end|>``, Llama 4 in its code tokens
+``<|tool_call_start|>...<|tool_call_end|>`` (openPangu writes a JSON call
+list between the same tokens, read as JSON), Llama 4 in its code tokens
 ``<|python_start|>...<|python_end|>`` (vLLM's ``llama4_pythonic`` parser strips
 them; SGLang's pythonic detector reads the list between them mid-text);
 OLMo-3 writes one call per line
@@ -40,6 +41,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.callshape import extract_tagged_json
 from utp.parsers.familykit import clip, make_call, unreadable
 from utp.parsers.names import resolve_name
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall, parse_calls, salvage_calls
@@ -77,12 +79,14 @@ _BARE_HEAD = re.compile(r"\[\s{0,16}([A-Za-z_]\w{0,255}(?:\.[A-Za-z_]\w{0,255}){
 _BRACKET_OR_QUOTE = re.compile(r"[\"'()\[\]{}]")
 _DOUBLE_BODY = re.compile(r'(?:[^"\\]|\\.)*', re.S)
 _SINGLE_BODY = re.compile(r"(?:[^'\\]|\\.)*", re.S)
-#: what must open a wrapped block: a call "name(" or a list "["
-_WRAPPED_HEAD = re.compile(r"\s{0,64}(?:\[|[A-Za-z_][\w.]{0,2300}\s{0,16}\()")
+#: what must open a wrapped block: a call "name(", a list "[" or a JSON object "{"
+_WRAPPED_HEAD = re.compile(r"\s{0,64}(?:[\[{]|[A-Za-z_][\w.]{0,2300}\s{0,16}\()")
+#: a wrapped block of JSON calls (openPangu writes ``<|tool_call_start|>[{"name": ...}]``)
+_WRAPPED_JSON = re.compile(r"\s{0,64}(?:\{|\[\s{0,16}\{)")
 #: the scan lookahead for the wrapped openers: ``extract`` returns None unless ``_WRAPPED_HEAD``
 #: matches (here with possessive runs: each stops at a character the next part cannot take, so the
 #: match is the same) or only whitespace is left (``\s`` is ``str.isspace``, as ``skip_space``)
-_WRAPPED_SCAN_HEAD = r"(?:\s{0,64}+(?:\[|[A-Za-z_][\w.]{0,2300}+\s{0,16}+\()|\s*+\Z)"
+_WRAPPED_SCAN_HEAD = r"(?:\s{0,64}+(?:[\[{]|[A-Za-z_][\w.]{0,2300}+\s{0,16}+\()|\s*+\Z)"
 #: a call head still arriving ("get_wea")
 _PARTIAL_CALL_HEAD = re.compile(r"[A-Za-z_][\w.]{0,2300}\s{0,16}")
 #: a bare-list head still arriving ("[get_wea")
@@ -266,6 +270,8 @@ class PythonicFamily(CallFamily):
             closing = WRAPPERS[trigger]
         if not _WRAPPED_HEAD.match(text, body_start) and not is_proper_prefix(text, skip_space(text, body_start), "["):
             return None  # "<function_calls>" mentioned in prose: no call follows
+        if trigger in WRAPPERS and _WRAPPED_JSON.match(text, body_start):
+            return extract_tagged_json(self.name, text, pos, body_start, (closing,))
         close = find_forward(text, closing, body_start)
         end = len(text) if close == -1 else close + len(closing)
         body_end = len(text) if close == -1 else close

@@ -14,13 +14,12 @@ reported, not run with no arguments. ByteDance Seed-OSS writes the same calls in
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import NAME_ATTRIBUTE, make_call, read_json_at, unreadable
+from utp.parsers.familykit import NAME_ATTRIBUTE, make_call, read_json_at, render_value, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -235,6 +234,3 @@ class Qwen3CoderFamily(CallFamily):
         return "\n".join(blocks)
 
 
-def render_value(value: Any) -> str:
-    """Strings go in raw (that is the format); everything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

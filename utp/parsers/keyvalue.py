@@ -1,0 +1,209 @@
+"""The key/value call markup GLM-4.5 introduced, and the families that spell it with their own tags.
+
+A call is an opener, the tool's bare name, then one key tag and one value tag
+per argument, then a closer::
+
+    <tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>
+
+GLM writes exactly this; LongCat, K2-V3, Hunyuan, IQuest-Coder and Solar Open
+write the same structure under other tags, some inside a group wrapper
+(``<tool_calls>…</tool_calls>``). Values are raw text typed by the tool's
+schema, or read as JSON when the schema does not say and the text is JSON.
+
+:class:`KeyValueFamily` is such a family given its tags: a subclass names its
+:class:`KeyValueSyntax` (and group wrapper, if any) and registers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext
+from utp.parsers.familykit import make_call, read_call_group, render_value, unreadable
+from utp.parsers.pyliteral import property_schema, schema_types, typed_value
+from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
+
+
+def name_pattern(lead: str, key: str, close: str, separator: str = "") -> re.Pattern[str]:
+    """The bare name after ``lead`` space: no tag, bracket, parenthesis or quote, at most 256 characters on one line.
+
+    (A parenthesis makes it a Python-style call, ``get_weather('Paris')``, which hermes reads.)
+    ``separator`` is a tag a dialect writes between the name and the first key (Hunyuan's ``<tool_sep>``).
+    """
+    after = rf"(?:{re.escape(separator)}\s*)?" if separator else ""
+    return re.compile(
+        rf"{lead}([^\s<>{{}}\[\]()\"'][^\n<>{{}}\[\]()\"]{{0,255}}?)\s*{after}(?={re.escape(key)}|{re.escape(close)})"
+    )
+
+
+def word_name_pattern(key: str, close: str, separator: str = "") -> re.Pattern[str]:
+    """The bare name as one word (no blank, tag, brace or quote) of at most 256 characters.
+
+    For a dialect whose tags are its own tokens: a sentence between its opener
+    and closer in prose is no name.
+    """
+    after = rf"(?:{re.escape(separator)}\s*+)?" if separator else ""
+    return re.compile(r"""\s*+([^\s<>{}\[\]"']{1,256}+)\s*+""" + after + f"(?={re.escape(key)}|{re.escape(close)})")
+
+
+@dataclass(frozen=True)
+class KeyValueSyntax:
+    """How one dialect spells its tags.
+
+    ``name`` matches the bare name after the opener (group 1). ``value`` may be
+    empty: Solar Open's value starts right after the key's closing token.
+    ``type_tag``, when given, is an optional ``(open, close)`` pair between a
+    key and its value naming the value's type (used when the tool's schema
+    gives none).
+    """
+
+    open: str
+    close: str
+    key: str
+    key_end: str
+    value: str
+    value_end: str
+    name: re.Pattern[str]
+    type_tag: tuple[str, str] | None = None
+    #: a tag the dialect writes between the name and the first key (``name`` must allow it)
+    separator: str = ""
+
+
+def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syntax: KeyValueSyntax) -> Extraction | None:
+    """The call whose opener is at ``pos``: ``OPEN NAME (KEY k KEY_END [TYPE t TYPE_END] VALUE v VALUE_END)* CLOSE``.
+
+    None when no bare name follows the opener. Output that ends inside the call
+    is a TRUNCATED report, except right after a whole value: then only the
+    closer is missing, and the call is read with that repair recorded (as a JSON
+    call cut after a whole value is). A value cut in half is never run.
+    """
+    match = syntax.name.match(text, pos + len(syntax.open))
+    if match is None:
+        return None
+    name = match.group(1).strip()
+    tool = ctx.tool(name)
+    if tool is None and any(ch.isspace() for ch in name) and not text.startswith(syntax.key, skip_space(text, match.end())):
+        return None  # "<tool_call>not valid json</tool_call>": words, not a name (a spaced one must be offered or take arguments)
+    arguments: dict[str, Any] = {}
+    repairs: list[str] = []
+    diagnostics: list[Diagnostic] = []
+    cursor = match.end()
+    after_value = False
+    final = True
+    while True:
+        cursor = skip_space(text, cursor)
+        if text.startswith(syntax.close, cursor):
+            end = cursor + len(syntax.close)
+            break
+        if cursor >= len(text) and after_value:
+            repairs.append(f"output ended before {syntax.close}")
+            end, final = len(text), False
+            break
+        after_value = False
+        if not text.startswith(syntax.key, cursor):
+            close = find_forward(text, syntax.close, cursor)
+            if close == -1:
+                return unreadable(
+                    family, text, pos, len(text), f"call to {name!r} ends before {syntax.close}", kind=DiagnosticKind.TRUNCATED
+                )
+            repairs.append(f"ignored text outside {syntax.key}/{syntax.value} at offset {cursor}")
+            cursor = close
+            continue
+        key_end = find_forward(text, syntax.key_end, cursor + len(syntax.key))
+        if key_end == -1:
+            return unreadable(family, text, pos, len(text), f"unclosed {syntax.key} in call to {name!r}", kind=DiagnosticKind.TRUNCATED)
+        key = text[cursor + len(syntax.key) : key_end].strip()
+        schema = property_schema(tool, key)
+        if not syntax.value:  # the value is the text up to its closer, leading space included
+            value_start = key_end + len(syntax.key_end)
+        else:
+            cursor = skip_space(text, key_end + len(syntax.key_end))
+            doubled = 0
+            while doubled < 8 and text.startswith(syntax.key_end, cursor):  # the closer written twice
+                cursor = skip_space(text, cursor + len(syntax.key_end))
+                doubled += 1
+            if doubled:
+                repairs.append(f"ignored a repeated {syntax.key_end} after {key!r}")
+            if syntax.type_tag is not None and text.startswith(syntax.type_tag[0], cursor):
+                type_end = find_forward(text, syntax.type_tag[1], cursor + len(syntax.type_tag[0]))
+                if type_end == -1:
+                    return unreadable(
+                        family, text, pos, len(text), f"unclosed {syntax.type_tag[0]} in call to {name!r}", kind=DiagnosticKind.TRUNCATED
+                    )
+                inline = text[cursor + len(syntax.type_tag[0]) : type_end].strip()
+                if inline and not schema_types(schema):
+                    schema = {"type": inline}
+                cursor = skip_space(text, type_end + len(syntax.type_tag[1]))
+            if not text.startswith(syntax.value, cursor):
+                arguments[key] = None
+                repairs.append(f"argument {key!r} has no {syntax.value}")
+                continue
+            value_start = cursor + len(syntax.value)
+        value_end = find_forward(text, syntax.value_end, value_start)
+        if value_end == -1:
+            return unreadable(
+                family, text, pos, len(text), f"unclosed {syntax.value or syntax.key_end} for {key!r} in call to {name!r}",
+                kind=DiagnosticKind.TRUNCATED,
+            )
+        arguments[key] = typed_value(text[value_start:value_end], schema, untyped="json")
+        cursor = value_end + len(syntax.value_end)
+        after_value = True
+    call = make_call(family, name, arguments, text[pos:end], pos, repairs, diagnostics)
+    return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=final)
+
+
+def render_key_value(calls: Sequence[ToolCall], syntax: KeyValueSyntax) -> str:
+    blocks = []
+    for call in calls:
+        lines = [f"{syntax.open}{call.name}"]
+        for key, value in call.arguments.items():
+            joint = "\n" if syntax.value else ""
+            lines.append(f"{syntax.key}{key}{syntax.key_end}{joint}{syntax.value}{render_value(value)}{syntax.value_end}")
+        lines.append(syntax.close)
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
+
+
+class KeyValueFamily(CallFamily):
+    """A family writing the key/value markup under its own tags, optionally grouped.
+
+    A subclass sets ``syntax`` and, when its calls come in a wrapper, ``group``
+    (opener, closer); its ``triggers`` are the group opener and the call
+    opener. A group is read call by call up to its closer; a call cut off
+    while its name or the tag after it is being written makes the group
+    TRUNCATED, not prose.
+    """
+
+    syntax: ClassVar[KeyValueSyntax]
+    group: ClassVar[tuple[str, str] | None] = None
+
+    def read_call(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        """One call at ``pos`` (the call opener); a dialect with a second body syntax overrides this."""
+        return read_key_value_call(self.name, text, pos, ctx, self.syntax)
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if self.group is None or trigger != self.group[0]:
+            return self.read_call(text, pos, ctx)
+        return read_call_group(
+            self.name, text, pos, self.group, self.syntax.open, lambda t, at: self.read_call(t, at, ctx), self._cut_in_name
+        )
+
+    def _cut_in_name(self, text: str, body: int) -> bool:
+        """Does the text end while a call's name, or the tag after it, is still being written?"""
+        syntax = self.syntax
+        cursor = _NAME_SO_FAR.match(text, body).end()  # type: ignore[union-attr]  # (it matches anywhere)
+        if syntax.separator and text.startswith(syntax.separator, cursor):
+            cursor = skip_space(text, cursor + len(syntax.separator))
+        return any(is_proper_prefix(text, cursor, tag) for tag in (syntax.key, syntax.close, syntax.separator) if tag)
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        body = render_key_value(calls, self.syntax)
+        return f"{self.group[0]}\n{body}\n{self.group[1]}" if self.group is not None else body
+
+
+#: a call's bare name as far as it was written (then a tag may be cut: ``<tool_call>get_time\n</tool``)
+_NAME_SO_FAR = re.compile(r"""\s*+[^\s<>{}\[\]"']{0,256}+\s*+""")
