@@ -99,9 +99,13 @@ _LEADING_SPACE = 64
 _HEAD = rf"\s{{0,{_LEADING_SPACE}}}+(?:{re.escape(_CALL_PREFIX)}|[A-Za-z_][\w.\-]{{0,255}}+{_GLUED_BODY})"
 #: the bare trigger's lookahead: ``call:`` at a line start or after a blank that is itself at a
 #: line start or after a blank (``_bare`` then checks that only blanks precede it on its line),
-#: NAME glued to it and to ``{``, and a ``}`` later on the line (the call ends there). Right after
-#: a reasoning closer it is the answer's first word, tried there alone (``context_triggers``)
-_BARE_HEAD = rf"(?<![^ \t\n]call:)(?<![^ \t\n][ \t]call:)[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY})\{{[^\n}}]*+\}}"
+#: NAME glued to it and to ``{``, and a ``}`` later on the line (the call ends there); or right
+#: after a tag's end (a reasoning closer: ``_bare`` reads only the answer's start there, so this
+#: branch does not scan the line, which a flood of such calls would make quadratic)
+_BARE_HEAD = (
+    rf"(?:(?<![^ \t\n]call:)(?<![^ \t\n][ \t]call:)[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY})\{{[^\n}}]*+\}}"
+    rf"|(?<=[>\]]call:)[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY}))"
+)
 _NAME = re.compile(r"[^\s{}<>:,\[\]()]{1,256}")
 #: a bare number/word ends at a separator or at any token (strings and call ends start with '<')
 _SCALAR_END = re.compile(r"[,}\]<]")
@@ -263,10 +267,6 @@ class FunctionGemmaFamily(CallFamily):
     aliases = ("function_gemma", "gemma4")
     summary = "FunctionGemma / Gemma 4: <start_function_call>call:NAME{key:<escape>v<escape>}<end_function_call>"
     trigger_heads = {**dict.fromkeys(_BLOCKS, _HEAD), BARE: _BARE_HEAD}
-
-    def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
-        """``call:`` as the answer's first word: right after a reasoning closer the scan's head cannot see it."""
-        return (BARE,)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == BARE:
