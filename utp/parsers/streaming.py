@@ -465,7 +465,10 @@ class StreamParser:
         if not final and len(text) - at < self._max_trigger:
             # a longer trigger may still be arriving here, or from before here around this one
             # (``<|tool_call:`` holds ``call:``, and may yet become ``<|tool_call:start|>``)
-            held = len(text) - self._suffix_prefix(text, self._pos)
+            held = len(text)
+            tail = max(self._pos, len(text) - self._max_trigger + 1)
+            if tail < at and self._starts.search(text, tail, at) is not None:
+                held -= self._suffix_prefix(text, self._pos)
             if held <= at or text[at:] in self._prefixes:
                 hold_from = min(held, at)
                 if hold_from > self._pos:
