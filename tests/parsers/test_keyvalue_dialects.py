@@ -293,3 +293,33 @@ def test_streaming_a_call_that_never_closes_stays_linear(unit: str) -> None:
         ratio = stream_cpu_time(large, TOOLS) / stream_cpu_time(small, TOOLS)
     assert ratio < 6, f"{ratio:.1f}x the time for 4x the text"
 
+
+
+@pytest.mark.parametrize(
+    ("text", "want", "repair"),
+    [
+        (
+            "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Oslo<|tool_call:end|>"
+            "<|tool_call:start|>current_date\n<|tool_call:end|>",
+            [("get_weather", {"city": "Oslo"}), ("current_date", {})],
+            "missing <|tool_arg:end|>",
+        ),
+        (
+            "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Oslo<|tool_arg:end|>\n"
+            "<|tool_call:start|>current_date\n<|tool_call:end|>",
+            [("get_weather", {"city": "Oslo"}), ("current_date", {})],
+            "before the next call",
+        ),
+        (
+            "<|tool_call:start|>get_weather\n<|tool_arg:start|>ci<|tool_arg:start|>city<|tool_arg:value|>Oslo<|tool_arg:end|>\n<|tool_call:end|>",
+            [("get_weather", {"city": "Oslo"})],
+            "dropped the unfinished key 'ci'",
+        ),
+    ],
+    ids=["value-ended-by-call-end", "call-ended-by-next-call", "dangling-key"],
+)
+def test_solar_tokens_end_what_their_closer_left_open(text: str, want: list, repair: str) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == want
+    assert any(repair in r for r in parsed.tool_calls[0].repairs)
+    assert_every_cut_matches(text, TOOLS, step=29)

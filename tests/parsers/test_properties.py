@@ -104,9 +104,9 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda n: True,
     ),
     "solar_open": (
-        "values are raw text up to <|tool_arg:end|>; keys are trimmed raw text up to <|tool_arg:value|> (special tokens)",
-        _forbid("<|tool_arg:end|>", "<|tool_arg:value|>"),
-        lambda k: k == k.strip(),
+        "the tags are special tokens: no key or value holds one; keys are trimmed",
+        _forbid("<|tool_arg:end|>", "<|tool_arg:value|>", "<|tool_arg:start|>", "<|tool_call:start|>", "<|tool_call:end|>"),
+        lambda k: k == k.strip() and _forbid("<|tool_arg:end|>", "<|tool_arg:value|>", "<|tool_arg:start|>", "<|tool_call:start|>", "<|tool_call:end|>")(k),
         lambda n: True,
     ),
     "plamo": (

@@ -71,6 +71,24 @@ class KeyValueSyntax:
     type_tag: tuple[str, str] | None = None
     #: a tag the dialect writes between the name and the first key (``name`` must allow it)
     separator: str = ""
+    #: whether the tags are special tokens, which no key or value can hold: a key or value
+    #: then ends at the next of the call's tags even where its own closer is missing
+    special_tokens: bool = False
+
+    @property
+    def stops(self) -> tuple[str, ...]:
+        return (self.open, self.close, self.key) if self.special_tokens else ()
+
+
+def _first_stop(text: str, start: int, end: int, stops: tuple[str, ...]) -> int:
+    """The earliest of ``stops`` in ``text[start:end]`` (``end`` -1: to the end), or -1.
+
+    ``find_forward`` remembers each stop's next place, so the calls of a long
+    text looking for a stop none of them has cost one pass, not one each.
+    """
+    limit = len(text) if end < 0 else end
+    found = [at for stop in stops if 0 <= (at := find_forward(text, stop, start)) < limit]
+    return min(found, default=-1)
 
 
 def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syntax: KeyValueSyntax) -> Extraction | None:
@@ -79,7 +97,10 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
     None when no bare name follows the opener. Output that ends inside the call
     is a TRUNCATED report, except right after a whole value: then only the
     closer is missing, and the call is read with that repair recorded (as a JSON
-    call cut after a whole value is). A value cut in half is never run.
+    call cut after a whole value is). A value cut in half is never run. Where
+    the tags are special tokens (``syntax.special_tokens``) a missing closer is
+    repaired at the next tag: a value ends there, a key with no value is
+    dropped, and the next call's opener ends this call.
     """
     match = syntax.name.match(text, pos + len(syntax.open))
     if match is None:
@@ -103,6 +124,10 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
             repairs.append(f"output ended before {syntax.close}")
             end, final = len(text), False
             break
+        if syntax.special_tokens and text.startswith(syntax.open, cursor):
+            repairs.append(f"missing {syntax.close} before the next call")
+            end = cursor
+            break
         after_value = False
         if not text.startswith(syntax.key, cursor):
             close = find_forward(text, syntax.close, cursor)
@@ -114,6 +139,10 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
             cursor = close
             continue
         key_end = find_forward(text, syntax.key_end, cursor + len(syntax.key))
+        if syntax.special_tokens and (stop := _first_stop(text, cursor + len(syntax.key), key_end, syntax.stops)) >= 0:
+            repairs.append(f"dropped the unfinished key {text[cursor + len(syntax.key) : stop].strip()!r}")
+            cursor = stop
+            continue
         if key_end == -1:
             return unreadable(family, text, pos, len(text), f"unclosed {syntax.key} in call to {name!r}", kind=DiagnosticKind.TRUNCATED)
         key = text[cursor + len(syntax.key) : key_end].strip()
@@ -144,6 +173,11 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
                 continue
             value_start = cursor + len(syntax.value)
         value_end = find_forward(text, syntax.value_end, value_start)
+        if syntax.special_tokens and (stop := _first_stop(text, value_start, value_end, syntax.stops)) >= 0:
+            repairs.append(f"missing {syntax.value_end} after {key!r}")
+            arguments[key] = typed_value(text[value_start:stop], schema, untyped="json")
+            cursor = stop
+            continue
         if value_end == -1:
             return unreadable(
                 family, text, pos, len(text), f"unclosed {syntax.value or syntax.key_end} for {key!r} in call to {name!r}",

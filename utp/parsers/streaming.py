@@ -271,8 +271,13 @@ class StreamParser:
         character has arrived (and the span has grown by a fraction of itself
         since the last read, which keeps the total linear even when every chunk
         holds a ``}``), and, once a call was found, not again until the
-        lookahead after it is complete. Otherwise, on the growth schedule, the
-        families are only asked whether the span is settled as prose (cheap).
+        lookahead after it is complete. A read that found only a report running
+        to the end of the text (a call still being written) is repeated when a
+        closing character comes (a few times a span) or the span has grown by a
+        fraction of itself, never per lookahead: a lookahead's worth of text
+        per read over a long unclosed call is quadratic. Otherwise, on the
+        growth schedule, the families are only asked whether the span is
+        settled as prose (cheap).
         """
         if final:
             return "now"

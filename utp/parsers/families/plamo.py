@@ -82,6 +82,7 @@ class PlamoFamily(CallFamily):
         diagnostics: list[Diagnostic] = []
         if cursor >= len(text):
             return unreadable(self.name, text, pos, len(text), f"output ended before the arguments of {name!r}", kind=DiagnosticKind.TRUNCATED)
+        whole = False  # a whole arguments object was read
         if text.startswith(ARGUMENTS_OPEN, cursor):
             body = skip_space(text, cursor + len(ARGUMENTS_OPEN))
             for token in HEADER_TOKENS:
@@ -91,7 +92,7 @@ class PlamoFamily(CallFamily):
             if isinstance(read, Extraction):
                 return read
             arguments, cursor, repairs = read
-            repairs = list(repairs)
+            repairs, whole = list(repairs), True
             cursor = skip_space(text, cursor)
             if text.startswith(ARGUMENTS_CLOSE, cursor):
                 cursor = skip_space(text, cursor + len(ARGUMENTS_CLOSE))
@@ -107,7 +108,7 @@ class PlamoFamily(CallFamily):
             end = cursor + len(REQUEST_CLOSE)
             call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
             return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)
-        if _cut_inside(text, cursor, REQUEST_CLOSE) and arguments:
+        if _cut_inside(text, cursor, REQUEST_CLOSE) and whole:
             repairs.append(f"output ended before {REQUEST_CLOSE}")
             call = make_call(self.name, name, arguments, text[pos:], pos, repairs, diagnostics)
             return Extraction(end=len(text), calls=[call], diagnostics=diagnostics)

@@ -41,11 +41,13 @@ _PARAMETER_TAG = re.compile(r"<parameter(?:=|\s+name\s*=)")
 
 
 def strip_one_newline(value: str) -> str:
-    """The template writes one newline after ``<parameter=k>`` and one before the close."""
+    """The template writes one newline after ``<parameter=k>`` and one before the close.
+
+    Both or neither: a value written straight after the tag did not follow
+    that layout, so a newline it ends with is its own (a file's last line).
+    """
     if value.startswith("\n"):
-        value = value[1:]
-    if value.endswith("\n"):
-        value = value[:-1]
+        return value[1:-1] if value.endswith("\n") and len(value) > 1 else value[1:]
     return value
 
 
