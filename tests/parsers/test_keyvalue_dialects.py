@@ -10,8 +10,9 @@ The dialects, each from its published template or reference parser:
   reasoning in ``<|think:start|>…<|think:end|>``.
 
 Also read here: GigaChat 3.5's ``｜GCML｜`` token in front of DeepSeek's DSML
-markup, openPangu's JSON call list between LFM2's call tokens, and Gemma 4's
-stripped ``call:NAME{...}`` right after its reasoning channel closes.
+markup, openPangu's JSON call list between LFM2's call tokens, Gemma 4's
+stripped ``call:NAME{...}`` right after its reasoning channel closes, PLaMo 3's
+requests, and MiniMax-M3's elements behind its ``]<]minimax[>[`` marker.
 
 A call the output cut off right after a whole value lost only its closer: it
 is read, with the repair recorded. A value cut in half is reported, not run.
@@ -323,3 +324,47 @@ def test_solar_tokens_end_what_their_closer_left_open(text: str, want: list, rep
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == want
     assert any(repair in r for r in parsed.tool_calls[0].repairs)
     assert_every_cut_matches(text, TOOLS, step=29)
+
+
+M = "]<]minimax[>["
+ORDER = Tool(
+    "create_order",
+    parameters={
+        "type": "object",
+        "properties": {
+            "user_id": {"type": "integer"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "shipping": {"type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": "string"}}},
+        },
+    },
+)
+
+
+def test_minimax_m3_elements_are_typed_by_the_schema_objects_and_lists_included() -> None:
+    text = (
+        f"<mm:think>Ordering.</mm:think>Placing it.{M}<tool_call>\n{M}<invoke name=\"create_order\">{M}<user_id>42{M}</user_id>"
+        f"{M}<tags>{M}<item>a{M}</item>{M}<item>b{M}</item>{M}</tags>"
+        f"{M}<shipping>{M}<city>Oslo{M}</city>{M}<zip>0150{M}</zip>{M}</shipping>{M}</invoke>\n{M}</tool_call>"
+    )
+    parsed = parse_response(text, tools=[ORDER])
+    assert [(c.name, c.arguments, c.format) for c in parsed.tool_calls] == [
+        ("create_order", {"user_id": 42, "tags": ["a", "b"], "shipping": {"city": "Oslo", "zip": "0150"}}, "minimax_m3")
+    ]
+    assert (parsed.content, parsed.thinking) == ("Placing it.", "Ordering.")
+    assert_every_cut_matches(text, [ORDER], step=53)
+
+
+def test_minimax_m3_runs_the_invokes_written_whole_before_a_cut() -> None:
+    text = f'{M}<tool_call>\n{M}<invoke name="create_order">{M}<user_id>1{M}</user_id>{M}</invoke>\n{M}<invoke name="create_order">{M}<user_id>2'
+    parsed = parse_response(text, tools=[ORDER])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("create_order", {"user_id": 1})]
+    assert [d.kind for d in parsed.diagnostics] == [DiagnosticKind.TRUNCATED]
+    assert parsed.content == ""
+
+
+def test_minimax_m3_a_mismatched_closer_is_reported_not_read() -> None:
+    text = f'{M}<tool_call>{M}<invoke name="create_order">{M}<user_id>1{M}</tags>{M}</invoke>{M}</tool_call> after'
+    parsed = parse_response(text, tools=[ORDER])
+    assert parsed.tool_calls == []
+    assert [d.kind for d in parsed.diagnostics] == [DiagnosticKind.UNPARSEABLE]
+    assert parsed.content == "after"

@@ -115,6 +115,12 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda k: True,
         lambda n: n == n.strip() and "<|plamo:" not in n,
     ),
+    "minimax_m3": (
+        "keys are element names; values are trimmed raw text up to the ]<]minimax[>[ marker token, which no value holds",
+        lambda s: s == s.strip() and "]<]minimax[>[" not in s,
+        lambda k: re.fullmatch(r"[A-Za-z_][\w.\-]{0,255}", k) is not None,
+        lambda n: True,
+    ),
     "functiongemma": (
         "strings are delimited by the <escape> token, which therefore cannot occur inside one",
         _forbid("<escape>"),

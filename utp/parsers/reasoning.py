@@ -32,6 +32,7 @@ REASONING_TAGS: tuple[tuple[str, str], ...] = (
     ("<ifm|think_faster>", "</ifm|think_faster>"),
     ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
     ("<|think:start|>", "<|think:end|>"),
+    ("<mm:think>", "</mm:think>"),
     ("[THINK]", "[/THINK]"),
     ("<|channel>thought", "<channel|>"),
 )
