@@ -138,8 +138,9 @@ def _read_value(text: str, start: int, key: str, schema: Any, depth: int) -> tup
 class MinimaxM3Family(CallFamily):
     name = "minimax_m3"
     triggers = (OPEN,)
-    #: an invoke (or the end: truncated) after the block's opener
-    trigger_heads = {OPEN: rf"\s*+(?:{re.escape(MARK)}<invoke\s|\]|\Z)"}
+    #: after the block's opener: an invoke, the closer, or the end of the text (in a tag: truncated);
+    #: the marker alone is no reason to look (a flood of openers never reaches ``extract``)
+    trigger_heads = {OPEN: rf"\s*+(?:{re.escape(MARK)}(?:<invoke\s|</tool_call>|<[^<>]{{0,300}}+\Z)|\S{{0,40}}+\Z)"}
     aliases = ("minimax3", "minimax_m3_xml")
     summary = 'MiniMax-M3: ]<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>1]<]minimax[>[</a>…'
 
