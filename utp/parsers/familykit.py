@@ -14,7 +14,7 @@ from typing import Any
 
 from utp.parsers.base import Extraction
 from utp.parsers.jsonrepair import decode_json_at
-from utp.parsers.textscan import find_forward, is_proper_prefix, nth_forward, skip_space
+from utp.parsers.textscan import ends_inside, find_forward, nth_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _DECODER = json.JSONDecoder()
@@ -280,6 +280,6 @@ def read_call_group(
     after = skip_space(text, end)
     if text.startswith(group_close, after):
         return Extraction(end=after + len(group_close), calls=calls, diagnostics=diagnostics, final=True)
-    if after < len(text) and (is_proper_prefix(text, after, group_close) or is_proper_prefix(text, after, call_open)):
+    if after < len(text) and ends_inside(text, after, group_close, call_open):
         return Extraction(end=len(text), calls=calls, diagnostics=diagnostics)  # cut off in the next tag
     return Extraction(end=end, calls=calls, diagnostics=diagnostics, closer=group_close)

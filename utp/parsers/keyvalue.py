@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from utp.parsers.base import CallFamily, Extraction, ParseContext
 from utp.parsers.familykit import make_call, read_call_group, render_value, unreadable
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
-from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
+from utp.parsers.textscan import ends_inside, find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 
@@ -206,14 +206,30 @@ class KeyValueFamily(CallFamily):
     """A family writing the key/value markup under its own tags, optionally grouped.
 
     A subclass sets ``syntax`` and, when its calls come in a wrapper, ``group``
-    (opener, closer); its ``triggers`` are the group opener and the call
-    opener. A group is read call by call up to its closer; a call cut off
-    while its name or the tag after it is being written makes the group
-    TRUNCATED, not prose.
+    (opener, closer). Unless it says otherwise, its ``triggers`` are the group
+    opener and the call opener, and their scan lookaheads ask for a bare name's
+    first character after the call opener, and for the call opener (or the end
+    of the text: truncated) after the group's. A group is read call by call up
+    to its closer; a call cut off while its name or the tag after it is being
+    written makes the group TRUNCATED, not prose.
     """
 
     syntax: ClassVar[KeyValueSyntax]
     group: ClassVar[tuple[str, str] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        syntax = cls.__dict__.get("syntax")
+        if syntax is None:
+            return
+        group = cls.__dict__.get("group")
+        if "triggers" not in cls.__dict__:
+            cls.triggers = (group[0], syntax.open) if group else (syntax.open,)
+        if "trigger_heads" not in cls.__dict__:
+            heads = {syntax.open: _NAME_HEAD}
+            if group:
+                heads[group[0]] = rf"\s*+(?:{re.escape(syntax.open)}|\Z)"
+            cls.trigger_heads = heads
 
     def read_call(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """One call at ``pos`` (the call opener); a dialect with a second body syntax overrides this."""
@@ -232,12 +248,14 @@ class KeyValueFamily(CallFamily):
         cursor = _NAME_SO_FAR.match(text, body).end()  # type: ignore[union-attr]  # (it matches anywhere)
         if syntax.separator and text.startswith(syntax.separator, cursor):
             cursor = skip_space(text, cursor + len(syntax.separator))
-        return any(is_proper_prefix(text, cursor, tag) for tag in (syntax.key, syntax.close, syntax.separator) if tag)
+        return ends_inside(text, cursor, syntax.key, syntax.close, syntax.separator)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         body = render_key_value(calls, self.syntax)
         return f"{self.group[0]}\n{body}\n{self.group[1]}" if self.group is not None else body
 
 
+#: a bare name's first character after a call opener (the default scan lookahead)
+_NAME_HEAD = r"""\s*+[^\s<>{}\[\]"']"""
 #: a call's bare name as far as it was written (then a tag may be cut: ``<tool_call>get_time\n</tool``)
 _NAME_SO_FAR = re.compile(r"""\s*+[^\s<>{}\[\]"']{0,256}+\s*+""")

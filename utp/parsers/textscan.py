@@ -121,3 +121,8 @@ def is_proper_prefix(text: str, pos: int, literal: str) -> bool:
     """Is ``text[pos:]`` a proper prefix of ``literal`` (so more input could still complete it)?"""
     rest = len(text) - pos
     return rest < len(literal) and literal.startswith(text[pos:])
+
+
+def ends_inside(text: str, pos: int, *literals: str) -> bool:
+    """Does the text end at ``pos``, or part-way into one of ``literals`` written there (cut off)?"""
+    return any(is_proper_prefix(text, pos, literal) for literal in literals if literal)

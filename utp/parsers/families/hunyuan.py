@@ -11,8 +11,6 @@ text typed by the tool's schema, read as JSON when untyped and JSON.
 
 from __future__ import annotations
 
-import re
-
 from utp.parsers.base import register_family
 from utp.parsers.keyvalue import KeyValueFamily, KeyValueSyntax, word_name_pattern
 
@@ -30,8 +28,5 @@ class HunyuanFamily(KeyValueFamily):
     name = "hunyuan"
     syntax = SYNTAX
     group = (GROUP_OPEN, GROUP_CLOSE)
-    triggers = (GROUP_OPEN, OPEN)
-    #: a bare name's first character after a call opener; a call opener (or the end: truncated) after the group's
-    trigger_heads = {OPEN: r"""\s*+[^\s<>{}\[\]"']""", GROUP_OPEN: rf"\s*+(?:{re.escape(OPEN)}|\Z)"}
     aliases = ("hy_v4", "hunyuan_v4")
     summary = "Hunyuan HY v4: <tool_calls:opensource><tool_call:opensource>NAME<arg_key:opensource>k</arg_key:opensource><arg_value:opensource>v</arg_value:opensource>…"

@@ -22,8 +22,5 @@ SYNTAX = KeyValueSyntax(OPEN, CLOSE, KEY, "</arg_key>", "<arg_value>", "</arg_va
 class IQuestCoderFamily(KeyValueFamily):
     name = "iquest_coder"
     syntax = SYNTAX
-    triggers = (OPEN,)
-    #: a bare name's first character (scan lookahead)
-    trigger_heads = {OPEN: r"""\s*+[^\s<>{}\[\]"']"""}
     aliases = ("iquestcoder", "iquest_coder_v2")
     summary = "IQuest-Coder: <iquestcoder_tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></iquestcoder_tool_call>"

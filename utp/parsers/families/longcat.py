@@ -35,11 +35,8 @@ SYNTAX = KeyValueSyntax(
 class LongCatFamily(KeyValueFamily):
     name = "longcat"
     syntax = SYNTAX
-    triggers = (OPEN,)
     #: above hermes on the shared opener: a bare name is ours, a JSON body is hermes'
     priority = 60
-    #: a bare name's first character (scan lookahead)
-    trigger_heads = {OPEN: r"""\s*+[^\s<>{}\[\]"']"""}
     aliases = ("longcat_flash", "longcat_xml")
     summary = "LongCat-Flash: <longcat_tool_call>NAME<longcat_arg_key>k</longcat_arg_key><longcat_arg_value>v</longcat_arg_value></longcat_tool_call>"
 

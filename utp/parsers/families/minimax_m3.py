@@ -23,7 +23,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import make_call, render_value, unreadable
 from utp.parsers.pyliteral import schema_types, typed_value
-from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
+from utp.parsers.textscan import ends_inside, find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 MARK = "]<]minimax[>["
@@ -48,7 +48,7 @@ class _Broken(Exception):
 
 def _cut_off(text: str, cursor: int, closer: str) -> bool:
     """Does the output end at ``cursor``, or inside a tag begun there (the marker, ``closer``, or a tag after the marker)?"""
-    if is_proper_prefix(text, cursor, closer) or is_proper_prefix(text, cursor, MARK):
+    if ends_inside(text, cursor, closer, MARK):
         return True
     return text.startswith(MARK, cursor) and _PARTIAL_TAG.fullmatch(text, cursor + len(MARK)) is not None
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import json_arguments_before, make_call, read_call_group, unreadable
-from utp.parsers.textscan import is_proper_prefix, skip_space
+from utp.parsers.textscan import ends_inside, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 
@@ -40,11 +40,6 @@ ARGUMENTS_OPEN, ARGUMENTS_CLOSE = _token("begin_tool_arguments"), _token("end_to
 HEADER_TOKENS = ("<|plamo:constrain|>", "json", "<|plamo:msg|>")
 #: the longest name read between the name tokens
 MAX_NAME = 256
-
-
-def _cut_inside(text: str, cursor: int, *tokens: str) -> bool:
-    """Does the output end at ``cursor``, or part-way into one of ``tokens`` written there?"""
-    return any(is_proper_prefix(text, cursor, token) for token in tokens)
 
 
 @register_family
@@ -65,7 +60,7 @@ class PlamoFamily(CallFamily):
         """One request at ``pos`` (its opener): final when its closer was read."""
         cursor = skip_space(text, pos + len(REQUEST_OPEN))
         if not text.startswith(NAME_OPEN, cursor):
-            if is_proper_prefix(text, cursor, NAME_OPEN):  # cut off before or inside the name token
+            if ends_inside(text, cursor, NAME_OPEN):  # cut off before or inside the name token
                 return unreadable(self.name, text, pos, len(text), "output ended before the tool's name", kind=DiagnosticKind.TRUNCATED)
             return None
         name_start = cursor + len(NAME_OPEN)
@@ -96,11 +91,11 @@ class PlamoFamily(CallFamily):
             cursor = skip_space(text, cursor)
             if text.startswith(ARGUMENTS_CLOSE, cursor):
                 cursor = skip_space(text, cursor + len(ARGUMENTS_CLOSE))
-            elif _cut_inside(text, cursor, ARGUMENTS_CLOSE, REQUEST_CLOSE):
+            elif ends_inside(text, cursor, ARGUMENTS_CLOSE, REQUEST_CLOSE):
                 cursor = len(text)  # cut off in a closer: only closers are missing
             else:
                 return unreadable(self.name, text, pos, cursor, f"text after the arguments of {name!r}")
-        elif _cut_inside(text, cursor, ARGUMENTS_OPEN):
+        elif ends_inside(text, cursor, ARGUMENTS_OPEN):
             return unreadable(self.name, text, pos, len(text), f"output ended before the arguments of {name!r}", kind=DiagnosticKind.TRUNCATED)
         else:
             arguments = {}
@@ -108,11 +103,11 @@ class PlamoFamily(CallFamily):
             end = cursor + len(REQUEST_CLOSE)
             call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
             return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)
-        if _cut_inside(text, cursor, REQUEST_CLOSE) and whole:
+        if ends_inside(text, cursor, REQUEST_CLOSE) and whole:
             repairs.append(f"output ended before {REQUEST_CLOSE}")
             call = make_call(self.name, name, arguments, text[pos:], pos, repairs, diagnostics)
             return Extraction(end=len(text), calls=[call], diagnostics=diagnostics)
-        if _cut_inside(text, cursor, REQUEST_CLOSE):
+        if ends_inside(text, cursor, REQUEST_CLOSE):
             return unreadable(self.name, text, pos, len(text), f"output ended inside the request for {name!r}", kind=DiagnosticKind.TRUNCATED)
         return unreadable(self.name, text, pos, cursor, f"request for {name!r} is not closed by {REQUEST_CLOSE}")
 

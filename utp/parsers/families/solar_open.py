@@ -31,8 +31,5 @@ SYNTAX = KeyValueSyntax(
 class SolarOpenFamily(KeyValueFamily):
     name = "solar_open"
     syntax = SYNTAX
-    triggers = (OPEN,)
-    #: a bare name's first character (scan lookahead)
-    trigger_heads = {OPEN: r"""\s*+[^\s<>{}\[\]"']"""}
     aliases = ("solar", "solar_open2")
     summary = "Solar Open: <|tool_call:start|>NAME<|tool_arg:start|>k<|tool_arg:value|>v<|tool_arg:end|><|tool_call:end|>"
