@@ -254,7 +254,6 @@ def test_missing_parameter_closer_is_repaired() -> None:
     "text",
     [
         f'<{D}tool_calls>\n<{D}invoke name="f">\n<{D}parameter name="a" string="true">x',
-        f'<{D}tool_calls>\n<{D}invoke name="f">\n<{D}parameter name="a" string="true">x</{D}parameter>\n',
         f'<{D}invoke name="f">',
     ],
 )

@@ -24,6 +24,10 @@
   agent frameworks write past calls into the conversation in this shape
   (and test their own parsers with it, some inside ``<tool_calls>``), so
   models shown it answer in it.
+* gpt-oss served with a Hermes-style template writes its Harmony recipient
+  header where the name belongs: ``<tool_call>assistant to=functions.NAME json``
+  and the JSON arguments (SGLang's multi-format detector tests,
+  test/registered/function_call/test_multi_format_detector.py, read it).
 """
 
 from __future__ import annotations
@@ -202,3 +206,17 @@ def test_an_attribute_tag_the_output_ends_inside_is_reported() -> None:
 )
 def test_attribute_tags_stream_like_one_shot(text: str) -> None:
     assert_every_cut_matches(text, [MOCK_SEARCH, READ_FILE], step=5)
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["assistant to=functions.weather_lookup json\n", "to=functions.weather_lookup\n", "assistant to=functions.weather_lookup<|constrain|>json ", "to=weather_lookup "],
+    ids=["assistant-json", "bare", "constrain", "no-namespace"],
+)
+def test_a_harmony_recipient_header_inside_hermes_tags_names_the_tool(header: str) -> None:
+    text = f'Checking.\n<tool_call>{header}{{"temp_units": "C", "zip_codes": [8001]}}\n</tool_call>'
+    parsed = parse_response(text, tools=[WEATHER_LOOKUP])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("weather_lookup", {"temp_units": "C", "zip_codes": [8001]})]
+    assert parsed.content == "Checking."
+    assert_every_cut_matches(text, [WEATHER_LOOKUP], step=19)
+

@@ -17,7 +17,7 @@ import pytest
 from utp.parsers import get_family, parse_response
 from utp.types import DiagnosticKind, ToolCall
 
-from .conftest import names_args
+from .conftest import assert_stream_matches, names_args
 
 WEATHER = {"name": "get_weather", "arguments": {"city": "Paris"}}
 TOOLS = [
@@ -331,6 +331,15 @@ class TestMistral:
         text = '[TOOL_CALLS] [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}}][/TOOL_CALLS]'
         parsed = parse_response(text)
         assert [c.name for c in parsed.tool_calls] == ["a", "b"] and parsed.content == ""
+
+    def test_v3_lists_each_behind_its_own_tag(self) -> None:
+        # the tag starts like a JSON list: it ends the first list's block instead of being read as one
+        for joint in ("", "\n", " "):
+            text = f'[TOOL_CALLS] [{{"name": "a", "arguments": {{"x": 1}}}}]{joint}[TOOL_CALLS] [{{"name": "b", "arguments": {{}}}}] done'
+            parsed = parse_response(text)
+            assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("a", {"x": 1}), ("b", {})]
+            assert parsed.content == "done" and parsed.diagnostics == []
+            assert_stream_matches(text)
 
     def test_v11_name_args_repeated(self) -> None:
         text = '[TOOL_CALLS]get_weather[ARGS]{"location": "NYC"}[TOOL_CALLS]get_time[ARGS]{"timezone": "EST"}'

@@ -183,9 +183,12 @@ def test_minicpm4_fixtures(text: str, want: list, content: str) -> None:
     assert {c.format for c in parsed.tool_calls} == {"minicpm4"}
 
 
-def test_minicpm4_call_without_closer_is_not_run() -> None:
-    # fixture: a call missing </function> yields no call (reported TRUNCATED at the end of the output)
+def test_minicpm4_call_without_closer_is_read_only_when_its_last_value_is_whole() -> None:
+    # fixture: SGLang drops a call missing </function>; UTP reads one cut right after a whole
+    # value, as it does a JSON call (the rule and its length-limit exception: test_output_stopped_inside_a_call.py)
     parsed = parse_response('<function name="get_weather"><param name="city">北京</param>')
+    assert [(c.name, c.arguments, c.repairs) for c in parsed.tool_calls] == [("get_weather", {"city": "北京"}, ["output ended before </function>"])]
+    parsed = parse_response('<function name="get_weather"><param name="city">北')
     assert parsed.tool_calls == []
     assert [d.kind for d in parsed.diagnostics] == [DiagnosticKind.TRUNCATED]
 

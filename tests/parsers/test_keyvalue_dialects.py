@@ -188,6 +188,13 @@ def test_arguments_wrapped_in_one_undeclared_argument_are_unwrapped() -> None:
     assert any("unwrapped" in repair for repair in parsed.tool_calls[0].repairs)
 
 
+def test_a_wrapper_written_as_a_python_dict_is_unwrapped_too() -> None:
+    # MiniCPM writes raw values: the wrapped arguments come as Python's repr of a dict
+    text = """<function name="get_weather"><param name="properties">{'city': 'Oslo', 'days': 2}</param></function>"""
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Oslo", "days": 2})]
+
+
 @pytest.mark.parametrize(
     ("arguments", "tool"),
     [

@@ -308,6 +308,8 @@ def extract_tagged_json(
     recovering = False  # a value could not be read: from here on, one value per line
     skipped = 0
     while cursor < limit and text[cursor] in "{[":
+        if calls and opener and text.startswith(opener, cursor):
+            break  # the tag written again after a call (``[TOOL_CALLS]`` starts like a list): the next block's
         line_end = limit
         if recovering:
             line_end = find_forward(text, "\n", cursor)

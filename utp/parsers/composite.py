@@ -22,7 +22,6 @@ Nothing here raises on model output: a family that raises is reported as an
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -30,9 +29,10 @@ from functools import cached_property
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext
-from utp.parsers.familykit import clip
+from utp.parsers.familykit import clip, cut_by_output_end
 from utp.parsers.jsonrepair import CUT_MID_VALUE
 from utp.parsers.names import resolve_name
+from utp.parsers.pyliteral import LiteralError, parse_literal
 from utp.parsers.native import parse_native_calls
 from utp.parsers.reasoning import REASONING_TAGS, call_list_starts, join_around_spans, prefilled_reasoning, trailing_call_lines
 from utp.response import view_response
@@ -471,6 +471,26 @@ def _withhold_cut_calls(found: Extraction, text: str, pos: int) -> None:
     found.calls = kept
 
 
+def withhold_call_cut_by_limit(calls: list[ToolCall], text: str, diagnostics: list[Diagnostic]) -> list[ToolCall]:
+    """The calls to run when the server stopped the output at its length limit.
+
+    A call the output stopped inside right after a whole value is read as
+    written when the model stopped there (its stop token was the closer). When
+    the length limit stopped it, the rest of its arguments were never written,
+    so it is reported TRUNCATED instead (the loop asks the model again).
+    """
+    last = calls[-1] if calls else None
+    if last is None or not cut_by_output_end(last) or not isinstance(last.raw, str):
+        return calls
+    if not text.rstrip().endswith(last.raw.rstrip()):
+        return calls  # repaired closers inside the text: not where the output stopped
+    raw = clip(last.raw)
+    diagnostics[:] = [d for d in diagnostics if not (d.kind is DiagnosticKind.REPAIRED and d.raw == raw)]
+    reason = f"{last.format}: the output reached its length limit inside the call to {last.name!r} (its remaining arguments were never written: not run)"
+    diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, reason, raw, last.format))
+    return calls[:-1]
+
+
 def scan_text(
     text: str,
     scanner: Scanner,
@@ -662,6 +682,8 @@ class CompositeParser:
         found = scan_text(content, self.scanner, self.ctx, start, reasoning=True, anchored=self.anchored)
         if found.diagnostics:
             diagnostics.extend(found.diagnostics)
+        if finish == "length" and found.calls:
+            found.calls = withhold_call_cut_by_limit(found.calls, content, diagnostics)
         for extra in found.thinking:
             if extra.strip():
                 thoughts.append(extra.strip())
@@ -766,10 +788,10 @@ def _unwrap_arguments(call: ToolCall, tool: Tool | None, diagnostics: list[Diagn
     declared = tool.properties
     if key not in _WRAPPING_KEYS or key in declared or not declared:
         return
-    if isinstance(inner, str):
+    if isinstance(inner, str):  # written as text: JSON, or a Python dict (MiniCPM's raw values)
         try:
-            inner = json.loads(inner)
-        except (ValueError, RecursionError):
+            inner, _ = parse_literal(inner)
+        except LiteralError:
             return
     if not isinstance(inner, dict) or not inner or not set(inner) <= set(declared):
         return

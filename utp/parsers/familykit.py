@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from utp.parsers.base import Extraction
-from utp.parsers.jsonrepair import decode_json_at
+from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at
 from utp.parsers.textscan import ends_inside, find_forward, nth_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -29,6 +29,25 @@ NAME_ATTRIBUTE = r"""name\s*=\s*(?P<q>["'])(?P<name>[^"'\n<>]{1,256})(?P=q)\s*>"
 #: one pattern), the quote pair spelled out instead of a back-reference, and possessive runs
 #: (each stops at a character the next part cannot take, so the match is the same)
 NAME_ATTRIBUTE_HEAD = r"""\s*+name\s*+=\s*+(?:"[^"'\n<>]{1,256}+"|'[^"'\n<>]{1,256}+')\s*+>"""
+
+
+#: how a repair says the output stopped inside a call after a whole value (see ``ended_before``)
+OUTPUT_ENDED = "output ended before "
+
+
+def ended_before(closer: str) -> str:
+    """The repair for a call the output stopped in right after a whole value, before ``closer``.
+
+    Such a call is read as written (a model that stops there usually meant
+    to; the stop token was its closer), unless the server says the output hit
+    its length limit: see :func:`cut_by_output_end`.
+    """
+    return OUTPUT_ENDED + closer
+
+
+def cut_by_output_end(call: ToolCall) -> bool:
+    """Did the output stop inside this call (its closers supplied by a repair)?"""
+    return any(repair == CLOSED_TRUNCATED or repair.startswith(OUTPUT_ENDED) for repair in call.repairs)
 
 
 def clip(raw: str) -> str:

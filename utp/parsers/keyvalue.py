@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext
-from utp.parsers.familykit import make_call, read_call_group, render_value, unreadable
+from utp.parsers.familykit import ended_before, make_call, read_call_group, render_value, unreadable
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.parsers.textscan import ends_inside, find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -121,7 +121,7 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
             end = cursor + len(syntax.close)
             break
         if cursor >= len(text) and after_value:
-            repairs.append(f"output ended before {syntax.close}")
+            repairs.append(ended_before(syntax.close))
             end, final = len(text), False
             break
         if syntax.special_tokens and text.startswith(syntax.open, cursor):

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from utp.parsers.base import Extraction
-from utp.parsers.composite import Candidate, CompositeParser, TriggerScanner, first_call_at, in_inline_code, try_extract
+from utp.parsers.composite import Candidate, CompositeParser, TriggerScanner, first_call_at, in_inline_code, try_extract, withhold_call_cut_by_limit
 from utp.parsers.native import parse_native_calls
 from utp.parsers.reasoning import GrowingAnswerStart, forget_texts
 from utp.parsers.textscan import clear_cache
@@ -556,6 +556,8 @@ class StreamParser:
                 self._found_end = found.end
                 self._waiting, self._waiting_problems = found, problems
                 return False
+            if final and self._finish == "length" and found.calls and found.end >= len(text.rstrip()):
+                found.calls = withhold_call_cut_by_limit(found.calls, text, found.diagnostics)
             for problem in problems:
                 self._diagnostics.append(problem)
                 events.append(DiagnosticEvent(problem))

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, make_call, read_json_at, unreadable
+from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, ended_before, make_call, read_json_at, unreadable
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
@@ -290,6 +290,11 @@ def read_invoke(
         if parameter is None and arguments and (closing_other or syntax.invoke.match(text, cursor)):
             # the block's closer, or the next invoke, where this one's closer belongs: it ends here
             repairs.append(f"missing {invoke_end}")
+            after = cursor
+            break
+        if parameter is None and arguments and cursor >= len(text):
+            # cut right after a whole parameter: read, and said (a value cut in half is not)
+            repairs.append(ended_before(invoke_end))
             after = cursor
             break
         if parameter is None:

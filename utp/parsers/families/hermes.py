@@ -56,6 +56,9 @@ _STRONG = ("tool_call", "function_call", "tool_use", "functioncall", "toolcall",
 _WEAK = ("tools", "tool", "response")
 _TAGS = _STRONG + _WEAK
 _NAME_LINE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,120})\s*\n\s*(?=[{\[])")
+#: gpt-oss's recipient header where the name belongs (``<tool_call>assistant to=functions.NAME json``
+#: then the JSON): a Harmony model served with a Hermes-style template
+_RECIPIENT_LINE = re.compile(r"\s*(?:assistant\s+)?to=(?:functions\.)?([A-Za-z_][\w.\-]{0,120})(?:\s*<\|constrain\|>\s*json|[ \t]+json)?\s*(?=\{)")
 _CHILD_NAME = re.compile(r"\s*<(name|tool_name|function)>\s*([^<]{1,200}?)\s*</\1>", re.S)
 _CHILD_ARGS = re.compile(r"\s*<(arguments|parameters|args|input)>", re.S)
 #: every call-name key (callshape.NAME_KEYS, in any case) holds one of these words, not glued to a
@@ -139,7 +142,7 @@ class HermesFamily(CallFamily):
         if cursor < limit and text[cursor] == "<":
             found = self._element_body(text, pos, cursor, limit, close, closer, strong)
             return found if found is not None else self._named_element(text, pos, cursor, trigger, closer, strong, ctx)
-        line = _NAME_LINE.match(text, body_start, limit)
+        line = _NAME_LINE.match(text, body_start, limit) or _RECIPIENT_LINE.match(text, body_start, limit)
         if line is not None:
             return self._name_then_json(text, pos, line, limit, close, closer)
         if _PYTHON_CALL_HEAD.match(text, cursor) is not None:
@@ -280,7 +283,7 @@ class HermesFamily(CallFamily):
         return self._more_values(text, jend, bound, calls, diagnostics)
 
     def _name_then_json(self, text: str, pos: int, line: re.Match[str], limit: int, close: int, closer: str) -> Extraction | None:
-        """``<tool_call>\\nNAME\\n{args}</tool_call>``: name on its own line, then the arguments."""
+        """``<tool_call>\\nNAME\\n{args}</tool_call>``: name on its own line (or in a recipient header), then the arguments."""
         try:
             value, jend, repairs = decode_json_at(text, line.end(), limit)
         except ValueError:

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, json_arguments_before, make_call, unreadable
+from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, ended_before, json_arguments_before, make_call, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -123,6 +123,11 @@ class MiniCpm4XmlFamily(CallFamily):
                 end = cursor + len(CLOSE)
                 break
             param = _PARAM.match(text, cursor)
+            if param is None and arguments and cursor >= len(text):
+                # cut right after a whole parameter: read, and said (a value cut in half is not)
+                repairs.append(ended_before(CLOSE))
+                call = make_call(self.name, name, arguments, text[pos:], pos, repairs, diagnostics)
+                return Extraction(end=cursor, calls=[call], diagnostics=diagnostics)
             if param is None:
                 close = find_forward(text, CLOSE, cursor)
                 if close == -1:

@@ -23,7 +23,7 @@ import json
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import json_arguments_before, make_call, read_call_group, unreadable
+from utp.parsers.familykit import ended_before, json_arguments_before, make_call, read_call_group, unreadable
 from utp.parsers.textscan import ends_inside, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -104,7 +104,7 @@ class PlamoFamily(CallFamily):
             call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
             return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)
         if ends_inside(text, cursor, REQUEST_CLOSE) and whole:
-            repairs.append(f"output ended before {REQUEST_CLOSE}")
+            repairs.append(ended_before(REQUEST_CLOSE))
             call = make_call(self.name, name, arguments, text[pos:], pos, repairs, diagnostics)
             return Extraction(end=len(text), calls=[call], diagnostics=diagnostics)
         if ends_inside(text, cursor, REQUEST_CLOSE):

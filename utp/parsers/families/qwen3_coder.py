@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import NAME_ATTRIBUTE, make_call, read_json_at, render_value, unreadable
+from utp.parsers.familykit import NAME_ATTRIBUTE, ended_before, make_call, read_json_at, render_value, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -158,6 +158,9 @@ class Qwen3CoderFamily(CallFamily):
             close = -1  # "</tool_call>" inside a value, not the end of this call
         if end == -1 or (close != -1 and close < end):
             if close == -1:
+                cut = self._cut_after_parameter(text, at, name, cursor, ctx, diagnostics)
+                if cut is not None:
+                    return cut
                 return unreadable(
                     self.name, text, at, len(text), f"call to {name!r} ends before </function>", kind=DiagnosticKind.TRUNCATED
                 )
@@ -176,6 +179,26 @@ class Qwen3CoderFamily(CallFamily):
                 return unreadable(self.name, text, at, after, f"the body of {name!r} holds text but no <parameter=...> tag")
         call = make_call(self.name, name, arguments, text[at:after], at, repairs, diagnostics)
         return call, after
+
+    def _cut_after_parameter(
+        self, text: str, at: int, name: str, cursor: int, ctx: ParseContext, diagnostics: list[Diagnostic]
+    ) -> tuple[ToolCall, int] | None:
+        """The output ended right after a whole parameter: the call as written, the cut said.
+
+        As for a JSON call cut after a whole value: nothing written is lost or
+        guessed. A value cut in half (no ``</parameter>`` last) is never run.
+        """
+        end = len(text)
+        while end > cursor and text[end - 1].isspace():
+            end -= 1
+        if not text.endswith(PARAMETER_END, cursor, end):
+            return None
+        repairs: list[str] = []
+        arguments = self._parameters(text, cursor, len(text), ctx.tool(name), repairs)
+        if not arguments:
+            return None
+        repairs.append(ended_before(FUNCTION_END))
+        return make_call(self.name, name, arguments, text[at:], at, repairs, diagnostics), len(text)
 
     @staticmethod
     def _json_body(text: str, start: int, end: int, repairs: list[str]) -> dict[str, Any] | None:
