@@ -32,9 +32,10 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext
 from utp.parsers.familykit import clip, cut_by_output_end
 from utp.parsers.jsonrepair import CUT_MID_VALUE
 from utp.parsers.names import resolve_name
-from utp.parsers.pyliteral import LiteralError, parse_literal
 from utp.parsers.native import parse_native_calls
+from utp.parsers.pyliteral import LiteralError, parse_literal
 from utp.parsers.reasoning import REASONING_TAGS, call_list_starts, join_around_spans, prefilled_reasoning, trailing_call_lines
+from utp.parsers.textscan import space_before
 from utp.response import view_response
 from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, Tool, ToolCall
 
@@ -482,7 +483,7 @@ def withhold_call_cut_by_limit(calls: list[ToolCall], text: str, diagnostics: li
     last = calls[-1] if calls else None
     if last is None or not cut_by_output_end(last) or not isinstance(last.raw, str):
         return calls
-    if not text.rstrip().endswith(last.raw.rstrip()):
+    if not text.endswith(last.raw.rstrip(), 0, space_before(text, len(text))):
         return calls  # repaired closers inside the text: not where the output stopped
     raw = clip(last.raw)
     diagnostics[:] = [d for d in diagnostics if not (d.kind is DiagnosticKind.REPAIRED and d.raw == raw)]

@@ -556,7 +556,7 @@ class StreamParser:
                 self._found_end = found.end
                 self._waiting, self._waiting_problems = found, problems
                 return False
-            if final and self._finish == "length" and found.calls and found.end >= len(text.rstrip()):
+            if final and self._finish == "length" and found.calls:
                 found.calls = withhold_call_cut_by_limit(found.calls, text, found.diagnostics)
             for problem in problems:
                 self._diagnostics.append(problem)

@@ -99,6 +99,13 @@ def skip_blanks(text: str, pos: int) -> int:
     return pos
 
 
+def space_before(text: str, pos: int, floor: int = 0) -> int:
+    """``pos`` moved back over whitespace, not below ``floor``: where the text before it ends."""
+    while pos > floor and text[pos - 1].isspace():
+        pos -= 1
+    return pos
+
+
 def blanks_before(text: str, pos: int) -> int:
     """``pos`` moved back over spaces and tabs: where a marker's line indentation begins."""
     while pos > 0 and text[pos - 1] in " \t":

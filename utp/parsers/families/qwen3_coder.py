@@ -21,7 +21,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import NAME_ATTRIBUTE, ended_before, make_call, read_json_at, render_value, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
-from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
+from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space, space_before
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 OPEN = "<tool_call>"
@@ -188,10 +188,7 @@ class Qwen3CoderFamily(CallFamily):
         As for a JSON call cut after a whole value: nothing written is lost or
         guessed. A value cut in half (no ``</parameter>`` last) is never run.
         """
-        end = len(text)
-        while end > cursor and text[end - 1].isspace():
-            end -= 1
-        if not text.endswith(PARAMETER_END, cursor, end):
+        if not text.endswith(PARAMETER_END, cursor, space_before(text, len(text), cursor)):
             return None
         repairs: list[str] = []
         arguments = self._parameters(text, cursor, len(text), ctx.tool(name), repairs)
