@@ -28,6 +28,12 @@
   header where the name belongs: ``<tool_call>assistant to=functions.NAME json``
   and the JSON arguments (SGLang's multi-format detector tests,
   test/registered/function_call/test_multi_format_detector.py, read it).
+* Qwen3-Coder-style output with a tag's ``>`` left out, ``<function=read_file``
+  or ``<parameter=path`` and then the template's line break (mlx-lm's parser
+  tests carry regressions for both).
+* Call JSON with both an ``"arguments"`` and an empty ``"parameters"`` key, and
+  Llama's ``<|python_tag|>{"name": "f"}`` for a tool without arguments
+  (lmdeploy's parser tests read both).
 """
 
 from __future__ import annotations
@@ -219,4 +225,72 @@ def test_a_harmony_recipient_header_inside_hermes_tags_names_the_tool(header: st
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("weather_lookup", {"temp_units": "C", "zip_codes": [8001]})]
     assert parsed.content == "Checking."
     assert_every_cut_matches(text, [WEATHER_LOOKUP], step=19)
+
+
+READ_FILE = Tool("read_file", parameters={"type": "object", "properties": {"path": {"type": "string"}, "lines": {"type": "integer"}}})
+
+
+@pytest.mark.parametrize(
+    ("text", "supplied"),
+    [
+        ("<tool_call>\n<function=read_file\n<parameter=path>\n/etc/hosts\n</parameter>\n</function>\n</tool_call>", "<function=read_file"),
+        ("<tool_call>\n<function=read_file>\n<parameter=path\n/etc/hosts\n</parameter>\n</function>\n</tool_call>", "<parameter=path"),
+    ],
+    ids=["function", "parameter"],
+)
+def test_a_qwen3_coder_tag_missing_its_closing_bracket_before_the_line_break(text: str, supplied: str) -> None:
+    parsed = parse_response(text, tools=[READ_FILE])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("read_file", {"path": "/etc/hosts"})]
+    assert parsed.tool_calls[0].repairs == [f"'>' supplied after {supplied}"]
+    assert_every_cut_matches(text, [READ_FILE], step=11)
+
+
+def test_a_parameter_value_may_hold_a_bracket_after_the_missing_one() -> None:
+    text = "<tool_call>\n<function=read_file>\n<parameter=path\na>b.txt\n</parameter>\n<parameter=lines\n3\n</parameter>\n</function>\n</tool_call>"
+    assert [(c.name, c.arguments) for c in parse_response(text, tools=[READ_FILE]).tool_calls] == [("read_file", {"path": "a>b.txt", "lines": 3})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<tool_call>\n<function=read file\n<parameter=path>\nx\n</parameter>\n</function>\n</tool_call>",  # two words: no name
+        "<tool_call>\n<function=read_file\nthen some prose\n</tool_call>",  # no parameter or closer follows
+        "<tool_call>\n<function=bad_name\n</function>\n</tool_call>",  # broken markup naming no offered tool
+    ],
+)
+def test_a_missing_bracket_is_supplied_only_where_a_name_ends_the_line_before_a_parameter(text: str) -> None:
+    parsed = parse_response(text, tools=[READ_FILE])
+    assert parsed.tool_calls == [] and parsed.diagnostics[0].kind is DiagnosticKind.UNPARSEABLE
+
+
+def test_a_bare_function_tag_missing_its_bracket_stays_content() -> None:
+    text = "See <function=read_file\n<parameter=path>\nx\n</parameter>\n</function> in the docs."
+    parsed = parse_response(text, tools=[READ_FILE])
+    assert parsed.tool_calls == [] and parsed.content == text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [('"arguments": {}, "parameters": {}', {}), ('"arguments": {"path": "a"}, "parameters": {}', {"path": "a"}),
+     ('"parameters": {"path": "a"}, "arguments": ""', {"path": "a"}), ('"arguments": {"path": "a"}, "parameters": {"path": "a"}', {"path": "a"})],
+    ids=["both-empty", "parameters-empty", "arguments-empty-string", "equal"],
+)
+def test_an_empty_second_argument_key_is_noise(arguments: str, expected: dict) -> None:
+    text = f'<tool_call>{{"name": "read_file", {arguments}}}</tool_call>'
+    assert [(c.name, c.arguments) for c in parse_response(text).tool_calls] == [("read_file", expected)]
+
+
+def test_two_argument_keys_that_disagree_are_not_guessed_between() -> None:
+    text = '<tool_call>{"name": "read_file", "arguments": {"path": "a"}, "parameters": {"path": "b"}}</tool_call>'
+    assert parse_response(text, tools=[READ_FILE]).tool_calls == []
+
+
+def test_llama_name_only_call_for_an_offered_tool() -> None:
+    text = '<|python_tag|>{"name": "read_file"}<|eom_id|>'
+    assert [(c.name, c.arguments) for c in parse_response(text, tools=[READ_FILE]).tool_calls] == [("read_file", {})]
+    # a bare name that is no offered tool is a hallucinated result, not a call; so is any without tools
+    for tools in ([GET_WEATHER], None):
+        parsed = parse_response(text, tools=tools)
+        assert parsed.tool_calls == [] and parsed.content == '<|python_tag|>{"name": "read_file"}'
+    assert_every_cut_matches(text, [READ_FILE], step=5)
 

@@ -52,6 +52,10 @@ HY4 = (
     "<arg_key:opensource>days</arg_key:opensource><arg_value:opensource>2</arg_value:opensource></tool_call:opensource>"
     "<tool_call:opensource>current_date</tool_call:opensource></tool_calls:opensource>"
 )
+#: HY v3's open-source tags: v4's suffixed tags with the suffixed separator after the name
+HY3_OPEN = HY4.replace("get_weather<arg_key", "get_weather<tool_sep:opensource>\n<arg_key").replace(
+    "current_date</tool_call", "current_date<tool_sep:opensource>\n</tool_call"
+)
 IQUEST = "One moment.\n<iquestcoder_tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>\n<arg_key>days</arg_key>\n<arg_value>2</arg_value>\n</iquestcoder_tool_call><iquestcoder_tool_call>current_date</iquestcoder_tool_call>"
 SOLAR = (
     "<|think:start|>The user wants Oslo.<|think:end|>Let me look.<|tool_call:start|>get_weather\n"
@@ -64,8 +68,8 @@ BOTH = [("get_weather", {"city": "Oslo", "days": 2}), ("current_date", {})]
 
 @pytest.mark.parametrize(
     ("text", "family", "content"),
-    [(HY3, "glm", ""), (HY4, "hunyuan", "Checking."), (IQUEST, "iquest_coder", "One moment."), (SOLAR, "solar_open", "Let me look.")],
-    ids=["hunyuan-v3", "hunyuan-v4", "iquest", "solar"],
+    [(HY3, "glm", ""), (HY4, "hunyuan", "Checking."), (HY3_OPEN, "hunyuan", "Checking."), (IQUEST, "iquest_coder", "One moment."), (SOLAR, "solar_open", "Let me look.")],
+    ids=["hunyuan-v3", "hunyuan-v4", "hunyuan-v3-opensource", "iquest", "solar"],
 )
 def test_each_dialect_reads_both_calls_typed_by_the_schema(text: str, family: str, content: str) -> None:
     calls, got_content = read(text)

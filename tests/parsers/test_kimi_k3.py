@@ -88,6 +88,58 @@ def test_output_cut_inside_a_call_keeps_the_complete_ones_and_reports_the_cut() 
     assert parsed.content == ""
 
 
+def test_arguments_as_one_json_block() -> None:
+    block = '<|open|>json type="object"<|sep|>{"path": "a <|close|>json<|sep|> b", "depth": 2}<|close|>json<|sep|>'
+    text = TOOLS_OPEN + '<|open|>call tool="scan" index="1"<|sep|>' + block + CALL_CLOSE + TOOLS_CLOSE
+    assert _calls(text) == [("scan", {"path": "a <|close|>json<|sep|> b", "depth": 2})]
+    assert_stream_matches(text)
+    for broken, reason in [("{path: 1}", "unreadable JSON"), ('["a"]', "not an object"), ('{"a": 1}', "not closed")]:
+        closer = "" if reason == "not closed" else "<|close|>json<|sep|>"
+        parsed = parse_response(TOOLS_OPEN + '<|open|>call tool="scan"<|sep|><|open|>json type="object"<|sep|>' + broken + closer + CALL_CLOSE + TOOLS_CLOSE)
+        assert parsed.tool_calls == [] and reason in parsed.diagnostics[0].reason
+
+
+@pytest.mark.parametrize(
+    ("body", "repaired"),
+    [
+        # the argument's closer left out: the call's closer ends the value
+        ('<|open|>argument key="cmd" type="string"<|sep|>ls -l' + CALL_CLOSE + TOOLS_CLOSE, "<|close|>argument<|sep|> supplied"),
+        # the call's closer left out: the section's closer (or the response's, the message's) ends the call
+        ('<|open|>argument key="cmd" type="string"<|sep|>ls -l' + ARG_CLOSE + TOOLS_CLOSE, "<|close|>call<|sep|> supplied"),
+        ('<|open|>argument key="cmd" type="string"<|sep|>ls -l' + ARG_CLOSE + "<|close|>response<|sep|><|close|>message<|sep|>", "<|close|>call<|sep|> supplied"),
+        # both left out: the message closing ends the value and the call
+        ('<|open|>argument key="cmd" type="string"<|sep|>ls -l' + "<|close|>message<|sep|>", "<|close|>argument<|sep|> supplied"),
+    ],
+)
+def test_a_closing_marker_left_out_is_supplied_where_the_next_marker_decides(body: str, repaired: str) -> None:
+    text = "<|open|>response<|sep|>Listing.<|close|>response<|sep|>" + TOOLS_OPEN + '<|open|>call tool="sh" index="1"<|sep|>' + body
+    parsed = parse_response(text)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("sh", {"cmd": "ls -l"})]
+    assert parsed.content == "Listing."
+    assert any(repaired in r for r in parsed.tool_calls[0].repairs)
+    assert_stream_matches(text)
+
+
+def test_the_next_call_ends_one_left_open() -> None:
+    first = '<|open|>call tool="a" index="1"<|sep|><|open|>argument key="x" type="number"<|sep|>1' + ARG_CLOSE
+    text = TOOLS_OPEN + first + _call("b", ("y", "string", "2"), index=2) + TOOLS_CLOSE
+    assert _calls(text) == [("a", {"x": 1}), ("b", {"y": "2"})]
+    assert_stream_matches(text)
+
+
+def test_a_value_quoting_a_closing_marker_keeps_it() -> None:
+    quoted = "grep -n '<|close|>argument<|sep|>' and '<|close|>call<|sep|>' parser.py"
+    text = TOOLS_OPEN + _call("sh", ("cmd", "string", quoted)) + TOOLS_CLOSE
+    assert _calls(text) == [("sh", {"cmd": quoted})]
+    assert_stream_matches(text)
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_non_json_numbers_stay_text(constant: str) -> None:
+    text = TOOLS_OPEN + _call("f", ("n", "number", constant)) + TOOLS_CLOSE
+    assert _calls(text) == [("f", {"n": constant})]
+
+
 def test_a_call_without_a_tool_attribute_is_reported() -> None:
     parsed = parse_response(TOOLS_OPEN + '<|open|>call index="1"<|sep|>' + CALL_CLOSE + TOOLS_CLOSE)
     assert parsed.tool_calls == []

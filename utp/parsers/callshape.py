@@ -90,13 +90,34 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
     name_key = next((keys[k] for k in NAME_KEYS if k in keys and type(obj[keys[k]]) is str), None)
     if name_key is None:
         return None
-    arg_key = next((keys[k] for k in ARG_KEYS if k in keys), None)
+    arg_keys = [keys[k] for k in ARG_KEYS if k in keys]
+    arg_key = _arguments_key(obj, arg_keys)
     for norm in keys:
-        if norm not in _META_KEYS and keys[norm] is not name_key and keys[norm] is not arg_key:
+        if norm not in _META_KEYS and keys[norm] is not name_key and keys[norm] not in arg_keys:
             return None
+    if arg_key is None and arg_keys:
+        return None  # two argument keys holding different values: which one the model meant is a guess
     if arg_key is None:
         return None if require_arguments else _checked_name(obj[name_key], {})
     return _checked_name(obj[name_key], obj[arg_key])
+
+
+def _arguments_key(obj: dict[Any, Any], present: list[Any]) -> Any:
+    """The one argument key to read among those present (None: none, or no single one).
+
+    Templates and models sometimes write an empty ``"parameters": {}`` beside
+    the real ``"arguments"``: empty values say nothing, so the one holding
+    something is read (equal values are one). Two that disagree are left
+    unread rather than guessed between.
+    """
+    if len(present) <= 1:
+        return present[0] if present else None
+    meant = [key for key in present if obj[key] not in (None, "", "{}", {}, [])]
+    if not meant:
+        return present[0]
+    if all(obj[key] == obj[meant[0]] for key in meant[1:]):
+        return meant[0]
+    return None
 
 
 def _agent_action(action: Any, action_input: Any) -> tuple[str, Any] | None:

@@ -22,6 +22,8 @@ MAX_EDITS = 2
 _PREFIXES = ("functions.", "function.", "tools.", "tool.", "default_api.", "api.")
 _MEMO_LIMIT = 512
 _SEPARATORS = re.compile(r"[\s\-.]+")
+#: the value of a call's name key, as a JSON (or JSON-like) call writes it near its start
+_NAME_VALUE = re.compile(r"[\"']?(?:name|tool_name|function_name|tool|function|action)[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
 
 
 @dataclass(frozen=True)
@@ -128,3 +130,16 @@ def edit_distance(a: str, b: str, limit: int) -> int:
             return big
         prev2, prev = prev, cur
     return min(prev[len(b)], big)
+
+
+def names_offered_tool_at(text: str, pos: int, ctx: ParseContext) -> bool:
+    """Does the JSON call starting at ``pos`` name one of the offered tools (looking at most 200 characters on)?
+
+    Decides whether ``{"name": "f"}`` with no argument key is a call: only
+    when ``f`` was offered is a bare name certainly one (``{"name": "Paris"}``
+    is an answer).
+    """
+    if not ctx.has_tools:
+        return False
+    match = _NAME_VALUE.search(text, pos, pos + 200)
+    return match is not None and resolve_name(match.group(1), ctx).known

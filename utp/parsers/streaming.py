@@ -102,6 +102,17 @@ class _OpenAICall:
 class StreamParser:
     """Incremental parser; ``feed`` chunks, then ``close``; ``result`` is the one-shot view."""
 
+    # Slots: the per-chunk path reads a dozen attributes, and CPython stops sharing an instance
+    # dict's keys past 30 of them (this class has more), which makes every access slower.
+    __slots__ = (
+        "_answer_start", "_calls", "_closed", "_closer_of", "_closing_at", "_closing_seen", "_ctx",
+        "_diagnostics", "_emitted_any", "_finish", "_floor", "_found_end", "_held", "_hold", "_hold_pos",
+        "_last_try", "_length", "_max_trigger", "_mode", "_native_items", "_native_keys", "_open_report",
+        "_openai_calls", "_parser", "_pattern", "_pending", "_pos", "_prefixes", "_quiet", "_scanner",
+        "_skip_leading", "_span_start", "_span_trigger", "_starts", "_text", "_think_body", "_think_closer",
+        "_thinking_field", "_waiting", "_waiting_problems", "_waiting_reads", "_watch", "_whole",
+    )
+
     def __init__(self, tools: Any = None, format: str | list[str] = "auto", **options: Any) -> None:
         from utp.parsers import get_parser
 

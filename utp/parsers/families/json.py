@@ -29,13 +29,12 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, build_call, calls_from_value, skip_ws, unparseable
 from utp.parsers.familykit import MAX_CLOSERS_INSIDE, read_json_at
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
-from utp.parsers.names import resolve_name
+from utp.parsers.names import names_offered_tool_at
 from utp.parsers.reasoning import REASONING_CLOSERS, call_list_starts
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _OBJECT_START = re.compile(r"\{\s*\\?[\"']?([A-Za-z_][\w\-]*)")
 _LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
-_NAME_VALUE = re.compile(r"[\"']?(?:name|tool_name|function_name|tool|function|action)[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
 #: keys a call object (or a ``tool_calls`` wrapper: xLAM v1 puts its "thought" first) may open with
 _CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS) | {"arguments", "parameters", "args", "input", "type", "id", "thought", "role"}
 #: LangChain's agent blob opens with one of these: only quoted (``{Action: ...`` is ReAct prose)
@@ -86,7 +85,7 @@ class JsonFamily(CallFamily):
                 lenient_end = _lenient_end(text, pos)
             value, end, repairs = (*strict, []) if strict is not None else decode_json_at(text, pos, lenient_end, known_invalid=True)
         except ValueError as exc:
-            if placement == "start" or self._names_offered_tool(text, pos, ctx):
+            if placement == "start" or names_offered_tool_at(text, pos, ctx):
                 if isinstance(exc, UnreadableJSON):
                     # a value that never closed before the bound takes the rest of the text with it,
                     # as it would unbounded (so a flood of broken calls is one report, not one per bound)
@@ -96,7 +95,7 @@ class JsonFamily(CallFamily):
                     stop = len(text) if stop < 0 else stop
                 return Extraction(stop, [], [unparseable(self.name, f"call-shaped JSON that cannot be read: {exc}", text[pos:stop], pos)])
             return None
-        known = self._names_offered_tool(text, pos, ctx)
+        known = names_offered_tool_at(text, pos, ctx)
         found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=not known)
         if found is None:
             return None
@@ -151,15 +150,9 @@ class JsonFamily(CallFamily):
             return None  # inside a code fence: the fenced family decides
         if prose.endswith(":"):
             return "after_lead_in"
-        if ctx.has_tools and self._names_offered_tool(text, pos, ctx):
+        if ctx.has_tools and names_offered_tool_at(text, pos, ctx):
             return "own_line"
         return None
-
-    def _names_offered_tool(self, text: str, pos: int, ctx: ParseContext) -> bool:
-        if not ctx.has_tools:
-            return False
-        match = _NAME_VALUE.search(text, pos, pos + 200)
-        return match is not None and resolve_name(match.group(1), ctx).known
 
     def _more_calls(self, text: str, end: int, calls: list[ToolCall], diagnostics: list, ctx: ParseContext) -> int:
         """Further calls separated by ``;``, ``,`` or line breaks (Llama 3.2 writes ``{..}; {..}``)."""
@@ -179,7 +172,7 @@ class JsonFamily(CallFamily):
                 value, stop, repairs = decode_json_at(text, nxt)
             except ValueError:
                 return end
-            found = calls_from_value(value, self.name, text[nxt:stop], repairs, require_arguments=not self._names_offered_tool(text, nxt, ctx))
+            found = calls_from_value(value, self.name, text[nxt:stop], repairs, require_arguments=not names_offered_tool_at(text, nxt, ctx))
             if found is None or not found[0]:
                 return end
             calls.extend(found[0])

@@ -18,6 +18,14 @@ and ``&amp;``. The ``response`` channel's markers and ``<|close|>message<|sep|>`
 are removed from the content; the ``think`` channel is reasoning (see
 :mod:`utp.parsers.reasoning`). A section the output ends in keeps its complete
 calls, as the reference does, and reports the cut one TRUNCATED.
+
+The arguments may also come as one JSON object,
+``<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>``. Closing markers
+a model leaves out are supplied where the next marker leaves no doubt (an
+argument ended by ``<|close|>call<|sep|>``, a call by the next call or by the
+section, response or message closing), and said so as a repair. A closing
+marker counts only where another marker (or the end) follows it, so a value
+that quotes ``<|close|>argument<|sep|>`` keeps it.
 """
 
 from __future__ import annotations
@@ -39,12 +47,21 @@ CALL_OPEN, CALL_CLOSE = "<|open|>call", "<|close|>call" + SEP
 ARG_OPEN, ARG_CLOSE = "<|open|>argument", "<|close|>argument" + SEP
 RESPONSE_OPEN, RESPONSE_CLOSE = "<|open|>response" + SEP, "<|close|>response" + SEP
 MESSAGE_CLOSE = "<|close|>message" + SEP
+JSON_OPEN, JSON_CLOSE = "<|open|>json", "<|close|>json" + SEP
+#: markers that close an argument's value: the argument's own, or one that closes what holds it
+_VALUE_ENDS = (ARG_CLOSE, CALL_CLOSE, TOOLS_CLOSE, RESPONSE_CLOSE, MESSAGE_CLOSE)
+#: markers after which a call with no ``<|close|>call<|sep|>`` certainly ended (not consumed with it)
+_CALL_ENDS = (CALL_OPEN, TOOLS_CLOSE, RESPONSE_CLOSE, MESSAGE_CLOSE)
+_CLOSE_PREFIX = "<|close|>"
+_MARKER_START = "<|"
 #: channel markers that carry no call: removed from the content where they stand
 MARKERS = (RESPONSE_OPEN, RESPONSE_CLOSE, MESSAGE_CLOSE, TOOLS_CLOSE)
 
 _ATTRS = r"""((?:\s++\w++="[^"]{0,4096}+")*+)\s*+"""
 _CALL_HEAD = re.compile(re.escape(CALL_OPEN) + _ATTRS + re.escape(SEP))
 _ARG_HEAD = re.compile(re.escape(ARG_OPEN) + _ATTRS + re.escape(SEP))
+_JSON_HEAD = re.compile(re.escape(JSON_OPEN) + _ATTRS + re.escape(SEP))
+_DECODER = json.JSONDecoder()
 _ATTR = re.compile(r'(\w+)="([^"]*)"')
 #: what a call opener needs after it: an attribute, the separator, or the end of the output
 #: (the reference requires a blank or the separator)
@@ -147,24 +164,82 @@ def _read_call(family: str, text: str, pos: int, ctx: ParseContext) -> Extractio
         return _broken(family, text, pos, head.end(), "call without a tool attribute")
     tool = ctx.tool(name)
     arguments: dict[str, Any] = {}
+    repairs: list[str] = []
     cursor = head.end()
+    final = True  # False: the read ends at the end of the text, where a closing marker may yet be quoted text
     while True:
         cursor = skip_space(text, cursor)
         if text.startswith(CALL_CLOSE, cursor):
-            end = cursor + len(CALL_CLOSE)
+            end, final = cursor + len(CALL_CLOSE), True
             break
+        ender = next((marker for marker in _CALL_ENDS if text.startswith(marker, cursor)), None)
+        if ender is not None:  # the call's closer left out: the next marker ends it
+            end, final = cursor, True
+            repairs.append(f"{CALL_CLOSE} supplied before {ender}")
+            break
+        if text.startswith(JSON_OPEN, cursor):
+            block = _json_block(text, cursor)
+            if isinstance(block, str):
+                return _broken(family, text, pos, head.end(), f"{block} in the call to {name!r}")
+            value, cursor = block
+            arguments.update(value)
+            continue
         arg = _ARG_HEAD.match(text, cursor)
-        value_end = find_forward(text, ARG_CLOSE, arg.end()) if arg is not None else -1
-        if arg is None or value_end < 0:
+        found = _value_end(text, arg.end()) if arg is not None else None
+        if arg is None or found is None:
             return _broken(family, text, pos, head.end(), f"unreadable argument in the call to {name!r}")
+        value_end, closer = found
         attrs = _attributes(arg.group(1))
         key = attrs.get("key", "")
-        raw = text[arg.end() : value_end]
-        arguments[key] = _value(raw, attrs.get("type"), property_schema(tool, key))
-        cursor = value_end + len(ARG_CLOSE)
+        arguments[key] = _value(text[arg.end() : value_end], attrs.get("type"), property_schema(tool, key))
+        final = value_end + len(closer) < len(text)  # at the end, the "marker" may yet go on as text
+        if closer == ARG_CLOSE:
+            cursor = value_end + len(closer)
+            continue
+        repairs.append(f"{ARG_CLOSE} supplied before {closer}")
+        if closer == CALL_CLOSE:
+            end = value_end + len(closer)
+        else:  # the section, response or message closed around the call: theirs to consume
+            end = value_end
+            repairs.append(f"{CALL_CLOSE} supplied before {closer}")
+        break
     diagnostics: list[Diagnostic] = []
-    call = make_call(family, name, arguments, text[pos:end], pos, None, diagnostics)
-    return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)
+    call = make_call(family, name, arguments, text[pos:end], pos, repairs, diagnostics)
+    return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=final)
+
+
+def _value_end(text: str, start: int) -> tuple[int, str] | None:
+    """Where the value from ``start`` ends, and the marker that ends it (None: not in the text).
+
+    A closing marker ends the value only where another marker or the end of
+    the text follows it; elsewhere it is text the value quotes.
+    """
+    at = find_forward(text, _CLOSE_PREFIX, start)
+    while at >= 0:
+        closer = next((marker for marker in _VALUE_ENDS if text.startswith(marker, at)), None)
+        if closer is not None:
+            after = skip_space(text, at + len(closer))
+            if after == len(text) or text.startswith(_MARKER_START, after):
+                return at, closer
+        at = find_forward(text, _CLOSE_PREFIX, at + 1)
+    return None
+
+
+def _json_block(text: str, pos: int) -> tuple[dict[str, Any], int] | str:
+    """The arguments written as one JSON object at ``pos``, and where its block ends; or why not."""
+    head = _JSON_HEAD.match(text, pos)
+    if head is None:
+        return "unreadable JSON block marker"
+    try:
+        value, stop = _DECODER.raw_decode(text, skip_space(text, head.end()))
+    except ValueError:
+        return "unreadable JSON arguments"
+    after = skip_space(text, stop)
+    if not text.startswith(JSON_CLOSE, after):
+        return f"JSON arguments not closed by {JSON_CLOSE}"
+    if not isinstance(value, dict):
+        return f"JSON arguments are {json_type_name(value)}, not an object"
+    return value, after + len(JSON_CLOSE)
 
 
 def _broken(family: str, text: str, pos: int, body: int, reason: str) -> Extraction:
@@ -181,6 +256,11 @@ def _value(raw: str, declared: str | None, schema: Any) -> Any:
     if declared == "string":
         return raw
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_constant=_not_json)
     except ValueError:
         return raw
+
+
+def _not_json(constant: str) -> Any:
+    """``NaN`` and ``Infinity`` are Python's extension, not JSON: such a value stays text."""
+    raise ValueError(f"{constant} is not a JSON number")

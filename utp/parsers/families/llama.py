@@ -27,6 +27,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import build_call, extract_tagged_json, skip_ws
 from utp.parsers.families.pythonic import MAX_SPAN, build_python_calls, names_offered_tool
+from utp.parsers.names import names_offered_tool_at
 from utp.parsers.pyliteral import LiteralError, parse_calls
 from utp.parsers.textscan import find_forward
 from utp.types import ToolCall
@@ -67,7 +68,9 @@ class LlamaFamily(CallFamily):
         body = pos + len(TAG)
         start = skip_ws(text, body)
         if start < len(text) and text[start] in "{[" and _PYTHON_LIST.match(text, start) is None:
-            found = extract_tagged_json(self.name, text, pos, start, TRAILERS, require_arguments=True)
+            # a bare {"name": ...} is a call only for an offered tool (else a hallucinated tool result)
+            bare_name_ok = names_offered_tool_at(text, start, ctx)
+            found = extract_tagged_json(self.name, text, pos, start, TRAILERS, require_arguments=not bare_name_ok)
             return found if found is None or found.calls or found.diagnostics else None
         stop, trailer = _body_end(text, start)
         code = text[start:stop].strip()

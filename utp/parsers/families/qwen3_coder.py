@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.families.pythonic import names_offered_tool
 from utp.parsers.familykit import NAME_ATTRIBUTE, ended_before, make_call, read_json_at, render_value, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space, space_before
@@ -71,6 +72,21 @@ def read_name(text: str, start: int) -> tuple[str, int] | None:
     if not name or "\n" in name or "<" in name:
         return None
     return name, close + 1
+
+
+#: a name whose '>' was left out: one word, then the end of its line (the template's line break)
+_NAME_ENDING_LINE = re.compile(r"[ \t]*+([A-Za-z_][\w.\-]{0,255}+)[ \t]*+(?=\r?\n)")
+
+
+def read_unclosed_name(text: str, start: int) -> tuple[str, int] | None:
+    """The name after ``<function=`` / ``<parameter=`` when its ``>`` was left out, and where its line ends.
+
+    Models drop that ``>`` now and then (``<function=read_file`` then a line
+    break). One word ending the line is the name: the template puts a line
+    break right after the tag, so nothing else can be meant.
+    """
+    match = _NAME_ENDING_LINE.match(text, start)
+    return (match.group(1), match.end()) if match is not None else None
 
 
 def _call_starts_between(text: str, start: int, end: int) -> bool:
@@ -148,10 +164,19 @@ class Qwen3CoderFamily(CallFamily):
     ) -> tuple[ToolCall, int] | Extraction:
         """One ``<function=…>`` call at ``at``; ``closer`` is its block's closing tag ("" for a bare call)."""
         header = read_name(text, at + len(FUNCTION))
+        repairs: list[str] = []
+        if header is None and closer:  # inside the block a call is meant: a '>' left out is supplied
+            header = read_unclosed_name(text, at + len(FUNCTION))
+            body = skip_space(text, header[1]) if header is not None else -1
+            if header is None or not (text.startswith(PARAMETER, body) or text.startswith(FUNCTION_END, body)):
+                header = None
+            elif ctx.has_tools and not names_offered_tool(header[0], ctx):
+                header = None  # broken markup naming no offered tool: reported, not made a call
+            else:
+                repairs.append(f"'>' supplied after <function={header[0]}")
         if header is None:
             return unreadable(self.name, text, at, at + len(FUNCTION), "no function name closed by '>' after <function=")
         name, cursor = header
-        repairs: list[str] = []
         end = find_forward(text, FUNCTION_END, cursor)
         close = find_forward(text, closer, cursor) if closer else -1
         if close != -1 and end != -1 and close < end and not _call_starts_between(text, close, end):
@@ -220,6 +245,9 @@ class Qwen3CoderFamily(CallFamily):
                 repairs.append(f"<parameter name={quote}{key}{quote}> for <parameter={key}>")
             elif text.startswith(PARAMETER, start) and (key_read := read_name(text, start + len(PARAMETER))) is not None:
                 key, value_start = key_read
+            elif text.startswith(PARAMETER, start) and (key_read := read_unclosed_name(text, start + len(PARAMETER))) is not None:
+                key, value_start = key_read  # the value starts with the template's line break
+                repairs.append(f"'>' supplied after <parameter={key}")
             else:
                 if text.startswith(PARAMETER, start):
                     repairs.append(f"skipped a <parameter= tag without a closing '>' at offset {start}")
