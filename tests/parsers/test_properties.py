@@ -155,8 +155,9 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda n: f"<{n}>" not in {opener for opener, _ in REASONING_TAGS},
     ),
     "kimi_k3": (
-        "<|close|>argument<|sep|> is a special token: emitting one ends the value even mid-string",
-        _forbid("<|close|>argument<|sep|>"),
+        "its closing markers are special tokens: emitting one (the argument's, or the call's, section's, "
+        "response's or message's around it) ends the value even mid-string",
+        _forbid(*(f"<|close|>{marker}<|sep|>" for marker in ("argument", "call", "tools", "response", "message"))),
         lambda k: True,
         lambda n: True,
     ),

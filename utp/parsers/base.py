@@ -94,6 +94,13 @@ class CallFamily(ABC):
     #: more than the family does): the one-shot scan compiles it into its single
     #: pattern as a lookahead, so floods of ``{`` or ``[`` never reach Python code.
     trigger_heads: ClassVar[dict[str, str]] = {}
+    #: do this family's triggers that begin with a word character (``functools[``, ``call:``,
+    #: an offered tool's ``get_weather(``) start a call only where a word starts? Then
+    #: ``myfunctools[`` and ``forget_weather(`` are other words, and the scan never stops
+    #: there. It matters most to streams: the ``d`` ending "read" need not be held back as
+    #: the start of ``default_api.``. Leave it False where a call may be glued to the text
+    #: before it (Harmony's ``…done.assistantcommentary`` once its tokens are stripped).
+    word_triggers: ClassVar[bool] = False
 
     @abstractmethod
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

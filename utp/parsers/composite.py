@@ -75,14 +75,20 @@ class TriggerScanner:
         #: inside a call span belongs to the call, exactly as when streaming
         self.content_triggers = frozenset(self.triggers) | frozenset(self.closer_of)
         self.max_content_trigger = max(len(t) for t in self.content_triggers)
+        #: triggers that start a call only where a word starts (:attr:`CallFamily.word_triggers`)
+        self.word_triggers = frozenset(t for t in self.triggers if is_word_trigger(t, owners[t]))
+
+    def _start(self, trigger: str) -> str:
+        """The lookbehind a trigger's match needs: a word start for a word trigger, else nothing."""
+        return word_start(len(trigger)) if trigger in self.word_triggers else ""
 
     @cached_property
     def pattern(self) -> re.Pattern[str] | None:
-        return trie_pattern(dict.fromkeys(self.triggers, ""))
+        return trie_pattern({t: self._start(t) for t in self.triggers})
 
     @cached_property
     def content_pattern(self) -> re.Pattern[str] | None:
-        return trie_pattern(dict.fromkeys(self.content_triggers, ""))
+        return trie_pattern({t: self._start(t) for t in self.content_triggers})
 
     @cached_property
     def filtered_pattern(self) -> re.Pattern[str] | None:
@@ -91,16 +97,30 @@ class TriggerScanner:
         Positions where every owner would decline are never visited (the
         stream keeps the literal pattern: a head may still be arriving there).
         """
-        return trie_pattern({t: _guard(t, self.owners.get(t, ())) for t in self.content_triggers})
+        return trie_pattern({t: self._start(t) + _guard(t, self.owners.get(t, ())) for t in self.content_triggers})
 
     @cached_property
     def filtered_call_pattern(self) -> re.Pattern[str] | None:
-        return trie_pattern({t: _guard(t, self.owners[t]) for t in self.triggers})
+        return trie_pattern({t: self._start(t) + _guard(t, self.owners[t]) for t in self.triggers})
 
     @cached_property
     def content_prefixes(self) -> frozenset[str]:
         """Every proper prefix of every trigger and reasoning opener (a stream holds these back)."""
         return frozenset(t[:k] for t in self.content_triggers for k in range(1, len(t)))
+
+    @cached_property
+    def loose_prefixes(self) -> frozenset[str]:
+        """The prefixes (whole triggers included) of the triggers that may start inside a word.
+
+        A prefix not among them begins only word triggers, so it can begin a
+        trigger only where a word starts: "rea|d" holds no start of
+        ``default_api.``, "| d" may.
+        """
+        return frozenset(t[:k] for t in self.content_triggers if t not in self.word_triggers for k in range(1, len(t) + 1))
+
+    def _prefix_start(self, prefix: str) -> str:
+        """The lookbehind a possible start of a trigger needs (see :attr:`loose_prefixes`)."""
+        return "" if prefix in self.loose_prefixes else word_start(len(prefix))
 
     @cached_property
     def trigger_starts(self) -> re.Pattern[str]:
@@ -116,7 +136,8 @@ class TriggerScanner:
         trigger can start.
         """
         everything = self.content_triggers
-        pattern = trie_pattern({**{t[0]: r"\Z" for t in everything}, **dict.fromkeys((t[:2] for t in everything), "")})
+        at_end = {t[0]: r"\Z" + self._prefix_start(t[0]) for t in everything}
+        pattern = trie_pattern({**at_end, **{t[:2]: self._prefix_start(t[:2]) for t in everything}})
         assert pattern is not None
         return pattern
 
@@ -124,9 +145,21 @@ class TriggerScanner:
     def watch_pattern(self) -> re.Pattern[str]:
         """Streaming's one question per chunk of prose: the leftmost whole trigger, or else the
         suffix that is a proper prefix of one (text to hold back until the next chunk)."""
-        pattern = trie_pattern({**dict.fromkeys(self.content_prefixes, r"\Z"), **dict.fromkeys(self.content_triggers, "")})
+        guards = {p: r"\Z" + self._prefix_start(p) for p in self.content_prefixes}
+        for trigger in self.content_triggers:
+            whole = self._start(trigger)
+            # a word trigger that is also a prefix of a trigger that may start inside a word
+            guards[trigger] = f"(?:{whole}|{guards[trigger]})" if whole and trigger in guards else whole
+        pattern = trie_pattern(guards)
         assert pattern is not None
         return pattern
+
+    def holds_at(self, text: str, start: int) -> bool:
+        """Can ``text[start:]``, the text's end, be the start of a trigger still being written?"""
+        rest = text[start:]
+        if rest not in self.content_prefixes:
+            return False
+        return rest in self.loose_prefixes or start == 0 or WORD_CHARACTER.match(text, start - 1) is None
 
     def search(self, text: str, pos: int) -> re.Match[str] | None:
         return self.pattern.search(text, pos) if self.pattern is not None else None
@@ -173,13 +206,16 @@ class ToolScanner:
         self._groups = list(groups.values())
 
     # Compiled when first used, as the shared scanner's: a one-shot parse needs only the filtered ones.
+    def _start(self, trigger: str) -> str:
+        return word_start(len(trigger)) if is_word_trigger(trigger, self.owners[trigger]) else ""
+
     @cached_property
     def _literal(self) -> list[re.Pattern[str] | None]:
-        return [trie_pattern(dict.fromkeys(group, "")) for group in self._groups]
+        return [trie_pattern({t: self._start(t) for t in group}) for group in self._groups]
 
     @cached_property
     def _filtered(self) -> list[re.Pattern[str] | None]:
-        return [trie_pattern({t: _guard(t, self._own[t]) for t in group}) for group in self._groups]
+        return [trie_pattern({t: self._start(t) + _guard(t, self._own[t]) for t in group}) for group in self._groups]
 
     @cached_property
     def pattern(self) -> EitherPattern:
@@ -320,6 +356,24 @@ def _guard(trigger: str, owners: Sequence[CallFamily]) -> str:
     return f"{union}(?=(?:{'|'.join(unique)}))"
 
 
+#: what ``\w`` matches: a word trigger cannot start right after one
+WORD_CHARACTER = re.compile(r"\w")
+
+
+def word_start(length: int) -> str:
+    """A lookbehind for the end of ``length`` characters of a word trigger: no word character before them.
+
+    Placed at the trigger's leaf of the trie (after its characters, where the
+    lookahead guards go), so the longest trigger whose conditions hold still wins.
+    """
+    return rf"(?<!\w[\s\S]{{{length}}})"
+
+
+def is_word_trigger(trigger: str, owners: Sequence[CallFamily]) -> bool:
+    """Does ``trigger`` start a call only where a word starts? (It begins with one, and every owner says so.)"""
+    return bool(owners) and WORD_CHARACTER.match(trigger) is not None and all(f.word_triggers for f in owners)
+
+
 def trie_pattern(guards: dict[str, str]) -> re.Pattern[str] | None:
     """One regex for all triggers (each followed by its guard), factored as a trie.
 
@@ -350,6 +404,34 @@ def trie_pattern(guards: dict[str, str]) -> re.Pattern[str] | None:
 
 
 Scanner = TriggerScanner | ToolScanner
+
+#: the most call spans (a call read, or call-shaped text reported) one text is read for. A
+#: model that writes more is repeating itself (a runaway generation, not 1,025 parallel
+#: calls); past the limit the text is content, reported once, and a megabyte of call-shaped
+#: text costs a bounded number of reads instead of one per opener. ``max_call_spans`` in the
+#: parser options changes it.
+MAX_CALL_SPANS = 1024
+
+
+def call_span_limit(ctx: ParseContext) -> int:
+    """The limit for this parser: the ``max_call_spans`` option, else :data:`MAX_CALL_SPANS`."""
+    limit = ctx.options.get("max_call_spans")
+    return limit if type(limit) is int and limit > 0 else MAX_CALL_SPANS
+
+
+def unread_after_limit(limit: int, text: str, pos: int) -> Diagnostic | None:
+    """The report for the text after the limit's last span (None: nothing but white space follows)."""
+    rest = text[pos:]
+    if rest.isspace() or not rest:
+        return None
+    return Diagnostic(
+        DiagnosticKind.UNPARSEABLE,
+        f"more than {limit} calls or call reports in one response (a model repeating itself): "
+        f"the {len(rest)} characters after offset {pos} were not read for calls",
+        clip(rest),
+        None,
+        pos,
+    )
 _SCANNERS: dict[tuple[tuple[str, ...], bool, tuple[str, ...], bool], Scanner] = {}
 #: scanners kept for distinct (family set, offered-tool triggers) pairs; the oldest goes first
 MAX_SCANNERS = 64
@@ -528,6 +610,7 @@ def scan_text(
     pos = floor = start
     candidates = scanner.candidates
     closer_of = scanner.closer_of
+    spans_left = [call_span_limit(ctx)]
 
     def take(found: Extraction, at: int) -> None:
         for call in found.calls:
@@ -538,8 +621,9 @@ def scan_text(
         if found.thinking:
             result.thinking.append(found.thinking)
         result.spans.append((at if found.start is None else found.start, found.end))
+        spans_left[0] -= 1
 
-    while True:
+    while spans_left[0]:
         if match is None:
             match = search(text, pos)
         if anchor >= 0 and (match is None or match.start() >= anchor):
@@ -576,6 +660,8 @@ def scan_text(
             continue
         take(found, at)
         pos = floor = found.end
+    if not spans_left[0] and (unread := unread_after_limit(call_span_limit(ctx), text, pos)) is not None:
+        result.diagnostics.append(unread)
     return result
 
 
@@ -612,6 +698,8 @@ def _anchor(text: str, start: int, anchored: dict[str, tuple[Candidate, ...]]) -
         if at < start:
             continue
         found = max((t for t in anchored if text.startswith(t, at)), key=len, default="")
+        if found and at > 0 and WORD_CHARACTER.match(text, at - 1) and is_word_trigger(found, [c.family for c in anchored[found]]):
+            continue  # glued to the word before it: another word (the stream's scan skips it too)
         if found:
             return at, found
     return -1, ""

@@ -49,7 +49,17 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from utp.parsers.base import Extraction
-from utp.parsers.composite import Candidate, CompositeParser, TriggerScanner, first_call_at, in_inline_code, try_extract, withhold_call_cut_by_limit
+from utp.parsers.composite import (
+    Candidate,
+    CompositeParser,
+    TriggerScanner,
+    call_span_limit,
+    first_call_at,
+    in_inline_code,
+    try_extract,
+    unread_after_limit,
+    withhold_call_cut_by_limit,
+)
 from utp.parsers.native import parse_native_calls
 from utp.parsers.reasoning import GrowingAnswerStart, forget_texts
 from utp.parsers.textscan import clear_cache
@@ -67,6 +77,8 @@ MIN_RETRY = 16
 CLOSING = re.compile("[\\]})>`\uff5c]")
 #: while a found call waits for its lookahead, a closing character re-reads its span at most this often
 WAITING_READS = 4
+#: a pattern that matches nowhere: the triggers once the call-span limit is reached
+_NOTHING = re.compile(r"(?!)")
 
 
 @dataclass(slots=True)
@@ -107,9 +119,9 @@ class StreamParser:
     __slots__ = (
         "_answer_start", "_calls", "_closed", "_closer_of", "_closing_at", "_closing_seen", "_ctx",
         "_diagnostics", "_emitted_any", "_finish", "_floor", "_found_end", "_held", "_hold", "_hold_pos",
-        "_last_try", "_length", "_max_trigger", "_mode", "_native_items", "_native_keys", "_open_report",
+        "_last_try", "_length", "_limit_at", "_max_trigger", "_mode", "_native_items", "_native_keys", "_open_report",
         "_openai_calls", "_parser", "_pattern", "_pending", "_pos", "_prefixes", "_quiet", "_scanner",
-        "_skip_leading", "_span_start", "_span_trigger", "_starts", "_text", "_think_body", "_think_closer",
+        "_skip_leading", "_span_start", "_spans_left", "_span_trigger", "_starts", "_text", "_think_body", "_think_closer",
         "_thinking_field", "_waiting", "_waiting_problems", "_waiting_reads", "_watch", "_whole",
     )
 
@@ -156,6 +168,8 @@ class StreamParser:
         self._diagnostics: list[Diagnostic] = []
         self._finish: str | None = None
         self._closed = False
+        self._spans_left = call_span_limit(self._ctx)  # one-shot parsing reads as many (see MAX_CALL_SPANS)
+        self._limit_at = -1  # where the last span the limit allows ended, once reached
 
     def _use_scanner(self, scanner: TriggerScanner) -> None:
         self._scanner = scanner
@@ -361,6 +375,9 @@ class StreamParser:
             return []
         events: list[StreamEvent] = []
         self._advance(True, events)
+        if self._limit_at >= 0 and (unread := unread_after_limit(call_span_limit(self._ctx), self._text, self._limit_at)) is not None:
+            self._diagnostics.append(unread)
+            events.append(DiagnosticEvent(unread))
         if self._held:  # trailing whitespace of the last piece: no span follows, so it stays
             events.append(ContentDelta(self._held))
             self._held = ""
@@ -581,6 +598,9 @@ class StreamParser:
             self._begin_span()
             self._pos = self._floor = found.end
             self._mode = "content"
+            self._spans_left -= 1
+            if not self._spans_left:
+                self._stop_reading_calls(found.end)
             return True
         if not final and not self._decided(text, start, candidates):
             return False
@@ -588,6 +608,12 @@ class StreamParser:
         self._pos = start + 1
         self._mode = "content"
         return True
+
+    def _stop_reading_calls(self, at: int) -> None:
+        """The limit's last span ended at ``at``: from here on everything is content, as in one-shot parsing."""
+        self._limit_at = at
+        self._pattern = self._starts = _NOTHING
+        self._quiet = self._watch = _NOTHING.search
 
     def _decided(self, text: str, start: int, candidates: tuple[Candidate, ...]) -> bool:
         """Would no extraction here ever succeed, whatever follows?"""
@@ -606,8 +632,9 @@ class StreamParser:
         tail = max(floor, len(text) - self._max_trigger + 1)
         if self._starts.search(text, tail) is None:
             return 0  # the usual case: no trigger character near the end
+        holds_at = self._scanner.holds_at
         for start in self._starts.finditer(text, tail):
-            if text[start.start() :] in self._prefixes:
+            if holds_at(text, start.start()):
                 return len(text) - start.start()
         return 0
 

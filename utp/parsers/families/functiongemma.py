@@ -263,6 +263,7 @@ class _ValueReader:
 @register_family
 class FunctionGemmaFamily(CallFamily):
     name = "functiongemma"
+    word_triggers = True  # ``recall:`` is no ``call:``
     triggers = (*_BLOCKS, BARE)
     aliases = ("function_gemma", "gemma4")
     summary = "FunctionGemma / Gemma 4: <start_function_call>call:NAME{key:<escape>v<escape>}<end_function_call>"

@@ -26,6 +26,7 @@ _HEAD = r"(?<![\w.]functools\[)(?![ \t\n\r]*+\])"
 @register_family
 class FunctoolsFamily(CallFamily):
     name = "functools"
+    word_triggers = True  # ``myfunctools[`` is another word
     triggers = (TAG + "[",)
     priority = 50
     aliases = ("phi4", "phi4_mini", "firefunction", "firefunction_v2")

@@ -46,6 +46,7 @@ _GROUP_HEAD = (
 @register_family
 class GlmFamily(KeyValueFamily):
     name = "glm"
+    word_triggers = True  # GLM-4's answer line ``get_weather`` is the tool's name only as a word of its own
     syntax = SYNTAX
     group = (GROUP_OPEN, GROUP_CLOSE)
     triggers = (GROUP_OPEN, OPEN)

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import build_call, calls_from_value, repaired_diagnostics, unparseable
+from utp.parsers.callshape import NAME_KEYS, build_call, calls_from_value, repaired_diagnostics, unparseable
 from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
 from utp.parsers.pyliteral import LiteralError
@@ -69,6 +69,8 @@ _NAME_KEY_TEXT = re.compile(_NAME_WORD)
 #: the same ending a double-quoted JSON key: valid JSON without one is not a call. Matched
 #: against lower-cased text: a case-insensitive search is ~30x slower per character in ``re``
 _QUOTED_NAME_KEY = re.compile(r'(?:name|tool|function)[^"\n]{0,40}"\s*:')
+#: a call object cut right after its name key: ``{"name": `` and nothing more (the value never began)
+_CUT_BEFORE_NAME = re.compile(r'\{\s*+"(?:' + "|".join(NAME_KEYS) + r')"\s*+:\s*+')
 _OPEN_ELEMENT = re.compile(r"<([A-Za-z_][\w.\-]{0,100})>")
 #: ```` ```json ```` (any label, or none) and its line break, then the JSON: a call tag around a
 #: fenced block (the closing fence is stray text before the closer, which the block absorbs)
@@ -186,7 +188,28 @@ class HermesFamily(CallFamily):
                 return None
             end = close + len(closer) if close >= 0 else len(text)
             return Extraction(end, [], [unparseable(self.name, f"unreadable JSON in {closer[2:-1]}: {exc}", text[pos:end], pos)])
-        return self._json_calls(text, cursor, value, jend, repairs, close, closer, opener)
+        found = self._json_calls(text, cursor, value, jend, repairs, close, closer, opener)
+        if found is None and strong and CLOSED_TRUNCATED in repairs and _CUT_BEFORE_NAME.fullmatch(text, cursor, jend) is not None:
+            return self._cut_before_name(text, pos, cursor, jend, close, closer, opener)
+        return found
+
+    def _cut_before_name(self, text: str, pos: int, cursor: int, jend: int, close: int, closer: str, opener: str) -> Extraction:
+        """A call object cut off before its name was written (``<tool_call>{"name": `` and no more).
+
+        The repair drops the key whose value was cut, so no call is left to
+        read; but a call tag holding a call key is no prose, and one more key
+        of it would have made a report: say what was seen. The block ends at
+        its closer if it has one, else where the cut fell (the end of the
+        output, or the tag written again, which is then read on its own).
+        """
+        raw = text[cursor:jend]
+        if jend >= len(text):
+            return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a call, before its name", raw, self.name, pos)])
+        reopened = find_forward(text, opener, cursor)
+        closed = close >= 0 and not 0 <= reopened < close
+        end = close + len(closer) if closed else jend
+        reason = f"call JSON cut off before its name by {closer if closed else 'the tag written again'}"
+        return Extraction(end, [], [unparseable(self.name, reason, raw, pos)], final=closed)
 
     def _json_calls(
         self, text: str, cursor: int, value: Any, jend: int, repairs: list[str], close: int, closer: str, opener: str

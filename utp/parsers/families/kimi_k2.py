@@ -84,6 +84,7 @@ _QUOTES = "`\"'"
 @register_family
 class KimiK2Family(CallFamily):
     name = "kimi_k2"
+    word_triggers = True  # a stripped ``functions.f:0`` line opens with the namespace, never inside a word
     triggers = (*_SECTION_BEGINS, CALL_BEGIN, ARG_BEGIN)
     priority = 50
     aliases = ("kimi", "kimi_k2_instruct")

@@ -228,6 +228,7 @@ def _takes_one_object(tool: Tool | None) -> bool:
 @register_family
 class PythonicFamily(CallFamily):
     name = "pythonic"
+    word_triggers = True  # an offered tool's name (``get_weather(``, ``functions.get_weather(``) is a call only as a word of its own
     triggers = ("[", *WRAPPERS, *FENCE_OPENERS)
     #: below anthropic_xml, which shares <function_calls> and passes on non-<invoke> bodies
     priority = 40
