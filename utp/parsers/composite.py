@@ -610,7 +610,8 @@ def scan_text(
     pos = floor = start
     candidates = scanner.candidates
     closer_of = scanner.closer_of
-    spans_left = [call_span_limit(ctx)]
+    limit = call_span_limit(ctx) if ctx.options else MAX_CALL_SPANS
+    left = limit  # call spans still to be read
 
     def take(found: Extraction, at: int) -> None:
         for call in found.calls:
@@ -621,9 +622,8 @@ def scan_text(
         if found.thinking:
             result.thinking.append(found.thinking)
         result.spans.append((at if found.start is None else found.start, found.end))
-        spans_left[0] -= 1
 
-    while spans_left[0]:
+    while left:
         if match is None:
             match = search(text, pos)
         if anchor >= 0 and (match is None or match.start() >= anchor):
@@ -633,6 +633,7 @@ def scan_text(
                 result.diagnostics.extend(problems)
                 if found is not None:
                     take(found, at)
+                    left -= 1
                     pos = floor = found.end
                     match = None
                     continue
@@ -659,8 +660,9 @@ def scan_text(
             pos = at + 1
             continue
         take(found, at)
+        left -= 1
         pos = floor = found.end
-    if not spans_left[0] and (unread := unread_after_limit(call_span_limit(ctx), text, pos)) is not None:
+    if not left and (unread := unread_after_limit(limit, text, pos)) is not None:
         result.diagnostics.append(unread)
     return result
 
