@@ -47,6 +47,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if one_shot:
         for key in sorted(k for k in MEDIANS if k.startswith("stream:") and k != "stream:one-shot"):
             write(f"streaming {key[7:]}: {MEDIANS[key] * 1e6:.0f} us = {MEDIANS[key] / one_shot:.1f}x one-shot ({one_shot * 1e6:.0f} us) (target <= 2x)")
+    prose = MEDIANS.get("prose:one-shot")
+    if prose:
+        for key in sorted(k for k in MEDIANS if k.startswith("prose:") and k != "prose:one-shot"):
+            write(f"prose only, {key[6:]}: {MEDIANS[key] * 1e6:.0f} us = {MEDIANS[key] / prose:.1f}x one-shot ({prose * 1e6:.0f} us)")
     reference = MEDIANS.get("json.loads:1MB")
     for key in sorted(k for k in MEDIANS if k.startswith("hostile:") and k.endswith(":1MB")):
         ratio = f" = {MEDIANS[key] / reference:.1f}x json.loads" if reference else ""

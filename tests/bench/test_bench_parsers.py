@@ -260,3 +260,29 @@ def test_bench_streaming_one_shot_reference(benchmark, file_median) -> None:
     parser = get_parser("auto", TOOLS)
     assert len(benchmark(parser.parse, text).tool_calls) == 2
     file_median("stream:one-shot")
+
+
+def _prose_text() -> str:
+    """2.2 KB of prose and no call: where one-shot parsing is one regex scan and a stream pays per chunk."""
+    return "Here is what I found while reading the repository. " * 43
+
+
+def test_bench_prose_one_shot(benchmark, file_median) -> None:
+    parser = get_parser("auto", TOOLS)
+    assert benchmark(parser.parse, _prose_text()).tool_calls == []
+    file_median("prose:one-shot")
+
+
+@pytest.mark.parametrize("how", ["4_chars", "16_chars"])
+def test_bench_prose_streaming(benchmark, file_median, how: str) -> None:
+    chunks = _chunked(_prose_text(), how)
+    assert benchmark(lambda: _consume(StreamParser(tools=TOOLS), chunks)) == 0
+    file_median(f"prose:stream, {how} ({len(chunks)} chunks)")
+
+
+@pytest.mark.parametrize("how", ["4_chars", "16_chars"])
+def test_bench_prose_streaming_floor(benchmark, file_median, how: str) -> None:
+    """The do-nothing parser on prose: no Python stream can cost less than this."""
+    chunks = _chunked(_prose_text(), how)
+    assert benchmark(lambda: _consume(_FloorParser(), chunks)) == 0  # type: ignore[arg-type]
+    file_median(f"prose:floor, no parsing, {how} ({len(chunks)} chunks)")
