@@ -294,3 +294,11 @@ def test_llama_name_only_call_for_an_offered_tool() -> None:
         assert parsed.tool_calls == [] and parsed.content == '<|python_tag|>{"name": "read_file"}'
     assert_every_cut_matches(text, [READ_FILE], step=5)
 
+
+
+@pytest.mark.parametrize("header", ["to=functions.get_weather", "assistant to=functions.get_weather", "to=get_weather"])
+def test_a_recipient_header_with_no_arguments_names_the_offered_tool(header: str) -> None:
+    """gpt-oss's header where the name belongs and nothing after it: the tool, not a tool called 'to=…'."""
+    parsed = parse_response(f"<tool_call>{header}</tool_call>", tools=[GET_WEATHER])
+    assert [(c.name, c.known) for c in parsed.tool_calls] == [("get_weather", True)]
+    assert [d.kind for d in parsed.diagnostics] == [DiagnosticKind.NAME_CORRECTED]

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext
 from utp.parsers.familykit import ended_before, make_call, read_call_group, render_value, unreadable
+from utp.parsers.names import resolve_name
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.parsers.textscan import ends_inside, find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -107,7 +108,12 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
         return None
     name = match.group(1).strip()
     tool = ctx.tool(name)
-    if tool is None and any(ch.isspace() for ch in name) and not text.startswith(syntax.key, skip_space(text, match.end())):
+    if (
+        tool is None
+        and any(ch.isspace() for ch in name)
+        and not text.startswith(syntax.key, skip_space(text, match.end()))
+        and not (ctx.has_tools and resolve_name(name, ctx).known)
+    ):
         return None  # "<tool_call>not valid json</tool_call>": words, not a name (a spaced one must be offered or take arguments)
     arguments: dict[str, Any] = {}
     repairs: list[str] = []

@@ -1,8 +1,9 @@
 """Match the tool name a model wrote to the tools it was offered.
 
-Models write ``Get_Weather``, ``functions.get_weather``, ``get weather`` or
-``get_water`` for ``get_weather``. Exact matches pass; case, spacing and a
-``functions.`` prefix are normalised; a misspelling within two edits of
+Models write ``Get_Weather``, ``functions.get_weather``, ``get weather``,
+``to=functions.get_weather`` (gpt-oss's recipient header) or ``get_water`` for
+``get_weather``. Exact matches pass; case, spacing, a ``functions.`` prefix and
+a recipient's ``to=`` are normalised; a misspelling within two edits of
 exactly *one* offered tool, with the same first letter, is corrected (and
 said so): a typo keeps a name's start, while ``unknown_tool`` is not
 ``known_tool`` misspelt. Anything else is kept
@@ -20,6 +21,8 @@ from utp.parsers.base import ParseContext
 #: the largest Damerau-Levenshtein distance corrected
 MAX_EDITS = 2
 _PREFIXES = ("functions.", "function.", "tools.", "tool.", "default_api.", "api.")
+#: gpt-oss's recipient header written where the name belongs (``to=functions.get_weather``)
+_RECIPIENT = re.compile(r"(?:assistant\s+)?to=")
 _MEMO_LIMIT = 512
 _SEPARATORS = re.compile(r"[\s\-.]+")
 #: the value of a call's name key, as a JSON (or JSON-like) call writes it near its start
@@ -38,6 +41,9 @@ class NameMatch:
 def normalize_name(name: str) -> str:
     """Case, spacing and namespace prefix removed: the key names are compared on."""
     lowered = name.strip().strip("`'\"").lower()
+    recipient = _RECIPIENT.match(lowered)
+    if recipient is not None:
+        lowered = lowered[recipient.end() :]
     for prefix in _PREFIXES:
         if lowered.startswith(prefix):
             lowered = lowered[len(prefix) :]
