@@ -122,3 +122,18 @@ def test_a_random_mix_of_floods_streams_like_one_shot() -> None:
     rng = random.Random(7)
     text = "Hi.\n" + "".join(rng.choice(list(FLOOD_UNITS.values())) for _ in range(40))
     assert_every_cut_matches(text, TOOLS, step=97)
+
+
+@pytest.mark.parametrize(
+    "opening",
+    ['functions.get_weather({"city": "Oslo"}) is how I would call it.', "get_weather is the tool to use."],
+    ids=["call-shaped-prose", "tool-name-prose"],
+)
+def test_the_last_lines_are_read_when_the_answer_starts_with_a_tool_name_that_is_no_call_list(opening: str) -> None:
+    """One-shot parsing tried only the first place a call list may begin (here the answer's start,
+    which names the tool in prose); a stream tries each, and found the last line. Found by fuzzing."""
+    text = f'{opening}\nI will check.\nget_weather(city="Paris")'
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert parsed.content == f"{opening}\nI will check."
+    assert_every_cut_matches(text, TOOLS, step=11)

@@ -335,3 +335,16 @@ def test_generated_drift_texts_scan_and_stream_alike(pieces: list[str], points: 
         assert _outcome(filtered) == _outcome(literal), text
     assert run_chunks(cut(text, points))[:2] == one_shot(text), text
     assert run_chunks(list(text))[:2] == one_shot(text), text
+
+
+@pytest.mark.parametrize("blanks", ["", " ", "  ", "\t"])
+def test_a_bare_call_after_a_reasoning_closer_and_blanks_is_read_one_shot_as_streamed(blanks: str) -> None:
+    """The scan's lookahead refused exactly one blank between the closer and ``call:``, where the
+    reader accepts any: one-shot parsing showed the call as text and a stream ran it. Found by fuzzing."""
+    from .conftest import assert_every_cut_matches
+
+    tools = [Tool("get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}}})]
+    text = f"<think>hmm</think>{blanks}call:get_weather{{city:<escape>Paris<escape>}}"
+    parsed = parse_response(text, tools=tools)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert_every_cut_matches(text, tools, step=9)

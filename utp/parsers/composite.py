@@ -627,7 +627,7 @@ def scan_text(
         if match is None:
             match = search(text, pos)
         if anchor >= 0 and (match is None or match.start() >= anchor):
-            at, anchor = anchor, -1  # the answer's start: reasoning before it is consumed by now
+            at = anchor  # the answer's start: reasoning before it is consumed by now
             if pos <= at:
                 found, problems = try_extract(anchored[anchor_trigger], text, at, ctx, floor)  # type: ignore[index]
                 result.diagnostics.extend(problems)
@@ -636,7 +636,12 @@ def scan_text(
                     left -= 1
                     pos = floor = found.end
                     match = None
+                    # the next place a call list may begin (the answer's last lines after prose)
+                    anchor, anchor_trigger = _anchor(text, pos, anchored)
                     continue
+            # not a call list here: a later place may still begin one, as a stream finds
+            anchor, anchor_trigger = _anchor(text, max(pos, at + 1), anchored)
+            continue
         if match is None:
             break
         at = match.start()

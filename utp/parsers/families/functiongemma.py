@@ -101,10 +101,11 @@ _HEAD = rf"\s{{0,{_LEADING_SPACE}}}+(?:{re.escape(_CALL_PREFIX)}|[A-Za-z_][\w.\-
 #: line start or after a blank (``_bare`` then checks that only blanks precede it on its line),
 #: NAME glued to it and to ``{``, and a ``}`` later on the line (the call ends there); or right
 #: after a tag's end (a reasoning closer: ``_bare`` reads only the answer's start there, so this
-#: branch does not scan the line, which a flood of such calls would make quadratic)
+#: branch does not scan the line, which a flood of such calls would make quadratic; one blank may
+#: stand between, as ``_bare`` allows any: two or more pass the first branch)
 _BARE_HEAD = (
     rf"(?:(?<![^ \t\n]call:)(?<![^ \t\n][ \t]call:)[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY})\{{[^\n}}]*+\}}"
-    rf"|(?<=[>\]]call:)[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY}))"
+    rf"|(?:(?<=[>\]]call:)|(?<=[>\]][ \t]call:))[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY}))"
 )
 _NAME = re.compile(r"[^\s{}<>:,\[\]()]{1,256}")
 #: a bare number/word ends at a separator or at any token (strings and call ends start with '<')
