@@ -205,10 +205,11 @@ class ToolScanner:
         self._own = own
         self._groups = list(groups.values())
 
-    # Compiled when first used, as the shared scanner's: a one-shot parse needs only the filtered ones.
     def _start(self, trigger: str) -> str:
+        """The lookbehind a trigger's match needs (see :attr:`TriggerScanner.word_triggers`)."""
         return word_start(len(trigger)) if is_word_trigger(trigger, self.owners[trigger]) else ""
 
+    # Compiled when first used, as the shared scanner's: a one-shot parse needs only the filtered ones.
     @cached_property
     def _literal(self) -> list[re.Pattern[str] | None]:
         return [trie_pattern({t: self._start(t) for t in group}) for group in self._groups]
