@@ -615,6 +615,8 @@ def scan_text(
     left = limit  # call spans still to be read
 
     def take(found: Extraction, at: int) -> None:
+        nonlocal left
+        left -= 1
         for call in found.calls:
             if call.format is None:
                 call.format = "unknown"
@@ -634,7 +636,6 @@ def scan_text(
                 result.diagnostics.extend(problems)
                 if found is not None:
                     take(found, at)
-                    left -= 1
                     pos = floor = found.end
                     match = None
                     # the next place a call list may begin (the answer's last lines after prose)
@@ -666,7 +667,6 @@ def scan_text(
             pos = at + 1
             continue
         take(found, at)
-        left -= 1
         pos = floor = found.end
     if not left and (unread := unread_after_limit(limit, text, pos)) is not None:
         result.diagnostics.append(unread)
