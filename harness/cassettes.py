@@ -144,6 +144,7 @@ class Cassette:
             raise CassetteError(f"{path}: missing or invalid 'exchanges' list")
         for index, exchange in enumerate(exchanges):
             _check_exchange(path, index, exchange)
+            _check_stream_chunks(path, index, exchange)
         return cls(path=path, header=header, exchanges=exchanges)
 
     def to_dict(self) -> dict[str, Any]:
@@ -173,6 +174,51 @@ def _check_exchange(path: Path, index: int, exchange: Any) -> None:
         raise CassetteError(f"{where}.response.headers: not an object")
 
 
+
+
+def _check_stream_chunks(path: Path, index: int, exchange: dict[str, Any]) -> None:
+    """Every recorded stream line must be the JSON the server sent.
+
+    A run whose stream really was malformed errors, and an errored run is
+    never written as a cassette, so a line that does not parse here was
+    damaged after recording: a cassette error naming the file and line, not a
+    ``malformed_stream`` blamed on the server or the library.
+    """
+    response = exchange["response"]
+    if response["status"] >= 400:
+        return
+    content_type = str((response.get("headers") or {}).get("content-type", ""))
+    sse = "event-stream" in content_type
+    if not sse and "ndjson" not in content_type:
+        return
+    for number, chunk in enumerate(response["chunks"]):
+        for line in chunk.splitlines():
+            text = line.strip()
+            if sse:
+                if not text.startswith("data:"):
+                    continue
+                text = text[len("data:"):].strip()
+                if text == "[DONE]":
+                    continue
+            if not text:
+                continue
+            try:
+                json.loads(text)
+            except ValueError:
+                raise CassetteError(
+                    f"{path}:{_line_of(path, chunk)}: exchanges[{index}].response.chunks[{number}] is not the JSON a "
+                    "server sends (the cassette was damaged after recording); record it again with RECORD=1"
+                ) from None
+
+
+def _line_of(path: Path, chunk: str) -> int:
+    """The line of ``path`` where a chunk's JSON string starts (0 when it cannot be found)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return 0
+    where = text.find(json.dumps(chunk, ensure_ascii=False))
+    return text.count("\n", 0, where) + 1 if where >= 0 else 0
 
 
 def new_header(model: str, *, engine: str | None = None, model_digest: str | None = None, recorded_by: str | None = None,

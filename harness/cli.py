@@ -1,10 +1,13 @@
 """``utp``: evaluate models, rebuild reports, tune formats, check scenario files.
 
-Every failure a user can cause (a bad flag, a scenario typo, a cassette that
-does not match) ends with one ``utp: error: ...`` line (or the list of
-scenario problems) and exit code 2; a conformance failure of UTP itself exits
-1; model quality alone never fails the command. ``UTP_DEBUG=1`` shows
-tracebacks for the rare bug that deserves one.
+Every failure a user can cause (a bad flag, a scenario typo) ends with one
+``utp: error: ...`` line (or the list of scenario problems) and exit code 2.
+``utp eval`` exits 0 only when every requested run completed or replayed; 1
+for a conformance failure of UTP itself (an out-of-tier call executed, a
+parser crash); 3 when runs errored (server, connection, timeout) or the eval
+stopped early; 4 when cassettes are missing or corrupt (record them); model
+quality alone never fails the command. ``UTP_DEBUG=1`` shows tracebacks for
+the rare bug that deserves one.
 """
 
 from __future__ import annotations
@@ -23,8 +26,12 @@ from typing import Any
 
 import httpx
 
-EXIT_OK, EXIT_CONFORMANCE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_CONFORMANCE, EXIT_USAGE, EXIT_ERRORED, EXIT_CASSETTES, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 DEFAULT_OLLAMA = "http://127.0.0.1:11434"
+#: where recorded results and their reports live (history: only recording writes here)
+RECORDED_RESULTS, RECORDED_REPORTS = Path("reports/results"), Path("reports")
+#: where a replay writes (git-ignored): a replay is a view of the recordings, never new history
+REPLAYED_RESULTS, REPLAYED_REPORTS = Path("reports/replayed/results"), Path("reports/replayed")
 
 
 class UsageError(Exception):
@@ -165,6 +172,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UsageError(f"--repeats must be at least 1 (got {args.repeats})")
     if args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1 (got {args.concurrency})")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError(f"--timeout must be a positive number of seconds (got {args.timeout})")
+    replaying = mode == "replay"
+    args.results_dir = Path(args.results_dir or (REPLAYED_RESULTS if replaying else RECORDED_RESULTS))
+    args.reports_dir = Path(args.reports_dir or (REPLAYED_REPORTS if replaying else RECORDED_REPORTS))
     options = dict(DEFAULT_OPTIONS)
     options.update(parse_options(args.options))
     selectors = [s for value in args.suite or [] for s in value.split(",") if s.strip()]
@@ -190,13 +202,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         hardware=args.hardware,
         stream=not args.no_stream,
         only_recorded=only_recorded,
+        **({"response_timeout_s": args.timeout} if args.timeout is not None else {}),
     )
-    scenario_count = sum(len(s.scenarios) for s in suites)
-    _say(
-        f"Evaluating {len(models)} model(s) × {len(formats)} format(s) × {scenario_count} scenario(s) × "
-        f"{args.repeats} repeat(s) [{mode}]",
-        err=True,
-    )
+    if replaying and not args.resume:
+        _forget_replays(args.results_dir, models)
+    _say(f"Evaluating {len(models)} model(s) × {len(formats)} format(s) × {len(suites)} suite(s) × "
+         f"{args.repeats} repeat(s) [{mode}]", err=True)
     try:
         result = run_matrix(config)
     except KeyboardInterrupt:
@@ -206,6 +217,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
             err=True,
         )
         return EXIT_INTERRUPTED
+    if only_recorded and result.planned == 0:
+        _say(f"utp: error: no cassettes for {', '.join(models)} under {cassette_dir} match the selected formats and "
+             "suites, so nothing was replayed. Record them first: `make eval MODEL=<model> RECORD=1` "
+             "(against a running server), or `make eval` with no MODEL to replay what is committed.", err=True)
+        return EXIT_CASSETTES
+    for line in errored_summary(result.records):
+        _say(line, err=True)
     _say(summary_table(result.records))
     _say(one_line(result, args.results_dir), err=True)
     if result.stale_cassettes:
@@ -214,9 +232,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "re-record them with --record.",
             err=True,
         )
-    if only_recorded and result.planned == 0:
-        _say("No cassette matches the selected formats and suites; nothing was replayed.", err=True)
+    if result.stopped:
+        _say(f"utp: {result.stopped}", err=True)
     _finish_reports(args, models)
+    _explain_cassette_errors(result)
     if result.conformance_failures:
         _say("Conformance failures (UTP misbehaved, whatever the model did):", err=True)
         for message in result.conformance_failures[:20]:
@@ -229,27 +248,68 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+def _forget_replays(results_dir: Path, models: Sequence[str]) -> None:
+    """A replay starts from nothing: its records are a view of the cassettes, not history to append to."""
+    from harness.records import results_path
+
+    for model in models:
+        results_path(results_dir, model).unlink(missing_ok=True)
+
+
+def errored_summary(records: Sequence[dict[str, Any]]) -> list[str]:
+    """The first lines of the screen summary when runs errored: how many, of which class, and what to do."""
+    from harness.outcomes import ADVICE, ErrorClass, errored_by_class
+
+    counts = errored_by_class(records)
+    if not counts:
+        return []
+    total = sum(counts.values())
+    lines = [f"utp eval: {total} of {len(records)} run(s) ERRORED and are not scored: "
+             + ", ".join(f"{n} {c}" for c, n in counts.items())]
+    lines += [f"  {c}: {ADVICE[ErrorClass(c)]}" for c in counts]
+    return lines
+
+
+#: the runner's note on a cassette recorded for an older version of its scenario
+SCENARIO_CHANGED = "[the scenario changed since this cassette was recorded: re-record it with --record]"
+
+
+def _explain_cassette_errors(result: Any) -> None:
+    """Missing or corrupt cassettes, by file: a recording problem, never blamed on the library."""
+    broken = result.cassette_errors()
+    if not broken:
+        return
+    _say(f"utp: {len(broken)} run(s) could not be replayed from their cassettes (record them with RECORD=1; "
+         "this is not a UTP failure):", err=True)
+    for record in broken[:10]:
+        error = record.get("error") or {}
+        message = str(error.get("message") or record.get("outcome", {}).get("message") or record.get("scenario"))
+        note = SCENARIO_CHANGED if SCENARIO_CHANGED in message else ""
+        _say(f"  {error.get('kind', 'cassette_error')}: {message.splitlines()[0]}{' ' + note if note else ''}", err=True)
+    if len(broken) > 10:
+        _say(f"  ... and {len(broken) - 10} more", err=True)
+
+
 def _finish_reports(args: argparse.Namespace, models: Sequence[str]) -> None:
-    """Rebuild reports and print the tuned recommendation, when those parts are installed."""
+    """Rebuild the reports of this results folder and print a recommendation for each model just evaluated."""
     if args.no_reports:
         return
-    build_reports = _optional("harness.reporting", "build_reports")
-    if build_reports is not None:
-        try:
-            written = build_reports(args.results_dir, args.reports_dir)
-            index = next((p for p in written if Path(p).name == "index.md"), None)
-            _say(f"Reports: {index or args.reports_dir}", err=True)
-        except Exception as exc:  # a report bug must not hide the eval's result
-            _say(f"utp: warning: reports not rebuilt: {exc}", err=True)
-    recommendations = _optional("harness.tuning", "recommendations")
-    if recommendations is not None:
-        try:
-            lines = recommendations([args.results_dir])
-        except Exception as exc:
-            _say(f"utp: warning: no tuned recommendation: {exc}", err=True)
-            return
-        for line in lines:
-            _say(line)
+    from harness.reporting import build_reports
+    from harness.tuning import recommendations
+
+    try:
+        written = build_reports(args.results_dir, args.reports_dir)
+        index = next((p for p in written if Path(p).name == "index.html"), None)
+        _say(f"Reports: {index or args.reports_dir}", err=True)
+    except Exception as exc:  # a report problem must not hide the eval's result
+        _say(f"utp: warning: reports not rebuilt: {exc}", err=True)
+    try:
+        lines = recommendations([args.results_dir], models=models)
+    except Exception as exc:
+        _say(f"utp: warning: no tuned recommendation: {exc}", err=True)
+        return
+    for line in lines:
+        _say(line)
 
 
 # --------------------------------------------------------------------------- other commands
@@ -318,8 +378,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--resume", action="store_true", help="skip runs already in the results (same scenario content)")
     ev.add_argument("--concurrency", type=int, default=1, help="runs in flight at once (default: 1)")
     ev.add_argument("--hardware", help="hardware label for provenance (default: from this machine)")
-    ev.add_argument("--results-dir", default="reports/results", help="run records (default: %(default)s)")
-    ev.add_argument("--reports-dir", default="reports", help="reports (default: %(default)s)")
+    ev.add_argument("--results-dir", default=None,
+                    help=f"run records (default: {RECORDED_RESULTS}; a replay writes to {REPLAYED_RESULTS}, git-ignored)")
+    ev.add_argument("--reports-dir", default=None,
+                    help=f"reports (default: {RECORDED_REPORTS}; a replay writes to {REPLAYED_REPORTS}, git-ignored)")
+    ev.add_argument("--timeout", type=float, default=None,
+                    help="seconds one model response may take, headers and whole body (default: 300)")
     ev.add_argument("--cassette-dir", default="scenarios/cassettes", help="cassettes (default: %(default)s)")
     ev.add_argument("--scenarios-root", help=argparse.SUPPRESS)
     ev.add_argument("--options", action="append", help="model options k=v (repeatable or comma list), e.g. num_ctx=8192")

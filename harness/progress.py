@@ -8,35 +8,86 @@ format works for this model", the reports hold the long one.
 from __future__ import annotations
 
 import sys
+import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TextIO
 
 from tabulate import tabulate
 from tqdm import tqdm
 
 
+#: a request with no answer for this long is shown as waiting, so a hung server is never silence
+STALL_NOTICE_S = 5.0
+#: on a log (not a terminal), a still-waiting request is mentioned again this often
+STALL_REPEAT_S = 30.0
+
+
 class Progress:
-    def __init__(self, total: int, *, enabled: bool | None = None, stream: TextIO | None = None):
+    def __init__(self, total: int, *, enabled: bool | None = None, stream: TextIO | None = None,
+                 clock: Callable[[], float] = time.monotonic):
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty() if enabled is None else enabled
         self.total = total
         self.done = 0
         self.errors = 0
+        self._clock = clock
+        self._inflight: dict[Any, float] = {}
+        self._noticed: dict[Any, float] = {}
         self._bar = tqdm(total=total, file=self.stream, unit="run", dynamic_ncols=True, leave=False) if self.enabled else None
+
+    def started(self, key: Any) -> None:
+        self._inflight[key] = self._clock()
 
     def advance(self, record: Mapping[str, Any]) -> None:
         self.done += 1
-        if record.get("error"):
+        key = _key(record)
+        self._inflight.pop(key, None)
+        self._noticed.pop(key, None)
+        if record.get("outcome", {}).get("outcome") == "errored" or record.get("error"):
             self.errors += 1
         if self._bar is not None:
             self._bar.set_postfix_str(f"{record.get('model')} {record.get('format')} {record.get('scenario')}", refresh=False)
             self._bar.update(1)
 
+    def stalled(self) -> list[tuple[Any, float]]:
+        """In-flight runs waiting longer than :data:`STALL_NOTICE_S`, longest first."""
+        now = self._clock()
+        waits = [(key, now - since) for key, since in self._inflight.items() if now - since >= STALL_NOTICE_S]
+        return sorted(waits, key=lambda item: -item[1])
+
+    def tick(self) -> None:
+        """Say which request is stalled: on the bar, or (on a log) once and then every STALL_REPEAT_S."""
+        now = self._clock()
+        for key, waited in self.stalled()[:1]:
+            text = f"waiting {waited:.0f} s for {_describe(key)}"
+            if self._bar is not None:
+                self._bar.set_postfix_str(text)
+                continue
+            last = self._noticed.get(key)
+            if last is None or now - last >= STALL_REPEAT_S:
+                self._noticed[key] = now
+                print(f"utp eval: {text} (the server has not finished answering; --timeout bounds it)",
+                      file=self.stream, flush=True)
+
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def _key(record: Mapping[str, Any]) -> Any:
+    from harness.records import RunKey
+
+    try:
+        return RunKey.of(record)  # type: ignore[arg-type]
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _describe(key: Any) -> str:
+    fields = [getattr(key, name, None) for name in ("model", "format", "suite", "scenario")]
+    return " ".join(str(f) for f in fields if f) or str(key)
 
 
 def _pct(value: Any) -> str:

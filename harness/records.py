@@ -4,8 +4,8 @@ An evaluation can take hours on a slow machine and be interrupted at any
 point. Each record is written with a single ``write`` + ``fsync`` on an
 ``O_APPEND`` file, so after a crash the file holds every finished run and at
 worst one torn last line, which readers skip with a warning. ``--resume`` then
-runs only what is missing, and only when the scenario did not change since
-(a different ``scenario_hash`` means the old result answers another question).
+runs only what is missing or errored, and only when the scenario did not change
+since (a different ``scenario_hash`` means the old result answers another question).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from harness.outcomes import Outcome, is_errored, outcome_of
 
 RECORD_SCHEMA = 1
 DEFAULT_RESULTS_DIR = Path("reports") / "results"
@@ -113,17 +115,37 @@ def read_records(results_dir: str | Path, *, latest_only: bool = True, models: I
         records.extend(iter_records(path))
     if not latest_only:
         return records
+    return latest_per_run(records)
+
+
+def latest_per_run(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The newest record of each run, except that a run that errored never hides an earlier result.
+
+    Re-recording a model while its server dies must not replace good results
+    with connection errors; an errored record is kept only when the run has
+    no result at all (so its error is still counted).
+    """
     latest: dict[RunKey, dict[str, Any]] = {}
     for record in records:
         key = RunKey.of(record)
+        if key in latest and is_errored(record) and not is_errored(latest[key]):
+            continue
         latest.pop(key, None)  # re-insert so order follows the latest write
         latest[key] = record
     return list(latest.values())
 
 
 def completed_keys(results_dir: str | Path, models: Iterable[str] | None = None) -> dict[RunKey, str]:
-    """Finished runs and the scenario hash each was run with (for ``--resume``)."""
-    return {RunKey.of(r): r.get("scenario_hash", "") for r in read_records(results_dir, models=models)}
+    """Runs that completed, and the scenario hash each was run with (for ``--resume``).
+
+    Errored runs (and runs a server refused as unsupported, which a proxy or a
+    later server version may accept) are not done: ``--resume`` runs them again.
+    """
+    return {
+        RunKey.of(r): r.get("scenario_hash", "")
+        for r in read_records(results_dir, models=models)
+        if outcome_of(r) is Outcome.COMPLETED
+    }
 
 
 def is_done(done: dict[RunKey, str], key: RunKey, scenario_hash: str) -> bool:

@@ -23,8 +23,10 @@ import httpx
 from harness import provenance as provenance_mod
 from harness.cassettes import Cassette, CassetteError, CassetteMismatch, CassetteMissing, CassetteTransport, new_header
 from harness.fixtures import build_registry
+from harness.outcomes import ADVICE, ERROR_CLASSES, HOST_FATAL_KINDS, ErrorClass, Outcome, classify
 from harness.progress import Progress
 from harness.records import RECORD_SCHEMA, RunKey, append_record, completed_keys, is_done, model_slug
+from utp.backends.deadline import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_RESPONSE_DEADLINE_S, SharedPool
 from harness.scenarios import Scenario, Suite
 from utp.formats import PRESETS, FormatBundle, get_preset
 
@@ -173,6 +175,11 @@ class RunnerConfig:
     #: replay only runs that have a cassette (``utp eval`` with no model named)
     only_recorded: bool = False
     call_timeout_s: float = 30.0
+    #: one model response, headers and whole body, must finish within this (a trickle ends too)
+    response_timeout_s: float = DEFAULT_RESPONSE_DEADLINE_S
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
+    #: this many runs in a row failing the same host-wide way (refused, timed out, model missing) stop the eval
+    stop_after_failures: int = 3
     #: tests swap the live transport (a scripted server's, or one that must never be used)
     live_transport_factory: Callable[[str], httpx.AsyncBaseTransport | None] | None = None
     show_progress: bool | None = None
@@ -184,6 +191,8 @@ class RunnerConfig:
             raise RunnerError(f"--repeats must be at least 1 (got {self.repeats})")
         if self.concurrency < 1:
             raise RunnerError(f"--concurrency must be at least 1 (got {self.concurrency})")
+        if self.response_timeout_s <= 0:
+            raise RunnerError(f"--timeout must be positive (got {self.response_timeout_s})")
         self.models = [canonical_model(m) for m in self.models]
         self.results_dir = Path(self.results_dir)
         self.cassette_dir = Path(self.cassette_dir)
@@ -201,6 +210,13 @@ class RunSpec:
         return RunKey(self.model, self.format, self.scenario.suite, self.scenario.id, self.repeat)
 
 
+#: exit codes a CI job can act on (documented in the README)
+EXIT_OK = 0
+EXIT_CONFORMANCE = 1  # UTP itself misbehaved: an out-of-tier call executed, a parser crashed
+EXIT_ERRORED = 3  # runs errored (server, connection, timeout, harness): no result for them
+EXIT_CASSETTES = 4  # replay: cassettes missing or corrupt (record them; not a UTP failure)
+
+
 @dataclass
 class EvalResult:
     records: list[dict[str, Any]]
@@ -210,11 +226,57 @@ class EvalResult:
     elapsed_s: float
     missing_cassettes: int = 0
     stale_cassettes: int = 0
+    #: why the eval stopped before running everything (None: it did not)
+    stopped: str | None = None
+
+    def errored(self) -> list[dict[str, Any]]:
+        return [r for r in self.records if classify(r).outcome is Outcome.ERRORED]
+
+    def cassette_errors(self) -> list[dict[str, Any]]:
+        return [r for r in self.errored() if classify(r).error_class is ErrorClass.CASSETTE]
 
     @property
     def exit_code(self) -> int:
-        """CI: conformance failures fail the build; model quality alone never does."""
-        return 1 if self.conformance_failures else 0
+        """0 only when every requested run completed (or replayed); model quality alone never fails."""
+        if self.conformance_failures:
+            return EXIT_CONFORMANCE
+        errored = self.errored()
+        if errored and len(self.cassette_errors()) == len(errored):
+            return EXIT_CASSETTES
+        if errored or self.stopped:
+            return EXIT_ERRORED
+        return EXIT_OK
+
+
+class EvalStopped(Exception):
+    """Several runs in a row failed the same host-wide way: more runs would only repeat it."""
+
+
+class FailureStreak:
+    """Counts consecutive host-wide failures (refused, timed out, model missing) for one model."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.count = 0
+        self.last = ""
+
+    def note(self, record: dict[str, Any]) -> None:
+        outcome = classify(record)
+        if outcome.outcome is Outcome.ERRORED and outcome.kind in HOST_FATAL_KINDS:
+            self.count += 1
+            self.last = outcome.message
+            if self.count >= self.limit:
+                raise EvalStopped(self.explain(record, outcome.kind or "error"))
+        else:
+            self.count = 0
+
+    def explain(self, record: dict[str, Any], kind: str) -> str:
+        host = (record.get("provenance") or {}).get("host") or "the server"
+        klass = ERROR_CLASSES.get(kind, ErrorClass.SERVER)
+        advice = "pull the model first or check its name" if kind == "model_not_found" else ADVICE[klass]
+        return (f"stopped after {self.count} runs in a row failed with {kind} on {record['model']} at {host}; "
+                f"last error: {self.last.splitlines()[0] if self.last else kind}. {advice}. Every finished run is "
+                "kept: continue with the same command plus --resume.")
 
 
 # --------------------------------------------------------------------------- backends
@@ -224,7 +286,7 @@ def _is_local(model: str) -> bool:
     return model.startswith("local:")
 
 
-def _inner_transport(config: RunnerConfig, model: str) -> httpx.AsyncBaseTransport:
+def _inner_transport(config: RunnerConfig, model: str, pool: SharedPool) -> httpx.AsyncBaseTransport:
     """The transport that really reaches the model (under a recording cassette)."""
     if config.live_transport_factory is not None:
         transport = config.live_transport_factory(model)
@@ -234,14 +296,19 @@ def _inner_transport(config: RunnerConfig, model: str) -> httpx.AsyncBaseTranspo
         from utp.backends.embedded import EmbeddedOllamaTransport
 
         return EmbeddedOllamaTransport(model.split(":", 1)[1])
-    return httpx.AsyncHTTPTransport()
+    return pool.lend()
 
 
 def _make_backend(config: RunnerConfig, model: str, transport: httpx.AsyncBaseTransport | None) -> tuple[Any, str]:
-    """The backend for ``model``; a cassette transport replaces the network (or the embedded model)."""
+    """The backend for ``model``; a cassette transport replaces the network (or the embedded model).
+
+    The client's connect timeout is short (nobody there is an answer in
+    seconds); the whole response is bounded by the deadline transport.
+    """
     from utp.backends import make_backend
 
-    return make_backend(model, host=config.host, transport=transport)
+    timeout = httpx.Timeout(config.response_timeout_s, connect=config.connect_timeout_s)
+    return make_backend(model, host=config.host, transport=transport, timeout=timeout)
 
 
 def _header(model: str, prov: dict[str, Any], backend_kind: str | None) -> dict[str, Any]:
@@ -255,22 +322,24 @@ def _header(model: str, prov: dict[str, Any], backend_kind: str | None) -> dict[
         recorded_by=f"utp {provenance_mod.utp_version()} harness",
         model_spec=model,
         backend=backend_kind,
+        **({"host": prov["host"]} if prov.get("host") else {}),
     )
 
 
 class _Transports:
-    """Cassette transports for one model, per the run mode."""
+    """Cassette transports for one model, per the run mode, over one connection pool."""
 
     def __init__(self, config: RunnerConfig, model: str):
         self.config = config
         self.model = model
         self.mode = CASSETTE_MODES[config.mode]
+        self.pool = SharedPool(config.response_timeout_s, config.connect_timeout_s)
         self._inner: httpx.AsyncBaseTransport | None = None
         self.header: dict[str, Any] = {}
 
     def inner(self) -> httpx.AsyncBaseTransport:
         if self._inner is None:
-            self._inner = _inner_transport(self.config, self.model)
+            self._inner = _inner_transport(self.config, self.model, self.pool)
         return self._inner
 
     def for_path(self, path: Path, **header_extra: Any) -> CassetteTransport | None:
@@ -280,14 +349,17 @@ class _Transports:
         return CassetteTransport(path, self.mode, inner=inner, header={**self.header, **header_extra})
 
     def live(self) -> httpx.AsyncBaseTransport | None:
-        """Live mode: a test-supplied transport, else None (the backend connects, or loads the embedded model)."""
+        """Live mode: a test-supplied transport, the shared pool (HTTP servers), or None (the embedded model)."""
         if self.config.live_transport_factory is not None:
             return self.config.live_transport_factory(self.model)  # one per backend: a backend closes its own
-        return None
+        if _is_local(self.model):
+            return None
+        return self.pool.lend()
 
     async def aclose(self) -> None:
         if self._inner is not None:
             await self._inner.aclose()
+        await self.pool.aclose()
 
 
 # --------------------------------------------------------------------------- one run
@@ -366,33 +438,43 @@ class Runner:
         progress = self.progress or Progress(total=len(todo), enabled=self.config.show_progress)
         records: list[dict[str, Any]] = []
         failures: list[str] = []
+        stopped: str | None = None
         semaphore = asyncio.Semaphore(self.config.concurrency)
+        watcher = asyncio.ensure_future(_watch_stalls(progress))
         try:
             for model in self.config.models:
                 model_runs = [s for s in todo if s.model == model]
                 if not model_runs:
                     continue
                 transports = _Transports(self.config, model)
+                streak = FailureStreak(self.config.stop_after_failures)
                 try:
                     prov = await self._provenance(model, transports)
                     transports.header = _header(model, prov, prov.get("backend"))
 
                     async def one(spec: RunSpec) -> None:
                         async with semaphore:
+                            progress.started(spec.key)
                             record = await self._run_one(spec, transports, prov)
                         async with self._write_lock:
                             append_record(self.config.results_dir, record)
                             records.append(record)
                             failures.extend(_conformance_messages(record))
                             progress.advance(record)
+                            streak.note(record)
 
-                    await asyncio.gather(*(one(s) for s in model_runs))
+                    await _gather_or_stop(one(s) for s in model_runs)
+                except EvalStopped as exc:
+                    stopped = str(exc)
+                    break
                 finally:
                     await transports.aclose()
         finally:
+            watcher.cancel()
             progress.close()
         missing = sum(1 for r in records if (r.get("error") or {}).get("kind") == "missing_cassette")
-        return EvalResult(records, skipped, len(planned), failures, time.perf_counter() - started, missing, self.stale)
+        return EvalResult(records, skipped, len(planned), failures, time.perf_counter() - started, missing, self.stale,
+                          stopped)
 
     async def _provenance(self, model: str, transports: _Transports) -> dict[str, Any]:
         path = Path(self.config.cassette_dir) / model_slug(model) / PROVENANCE_CASSETTE
@@ -415,6 +497,10 @@ class Runner:
                     "utp_version": provenance_mod.utp_version()}
         finally:
             await backend.aclose()
+        if not _is_local(model):
+            # a replay's host answers nothing: the cassette says where the recording was made
+            replayed_from = transport.header.get("host") if isinstance(transport, CassetteTransport) else None
+            prov["host"] = replayed_from if transports.mode == "none" else self.config.host
         unreachable = [k for k in prov.get("error_kinds", []) if k in FATAL_PROVENANCE_ERRORS]
         if unreachable and transports.mode != "none":
             raise RunnerError(f"{model}: {prov['errors'][-1]}; {FATAL_PROVENANCE_ERRORS[unreachable[0]]}")
@@ -484,8 +570,10 @@ class Runner:
             if transport.failures and record["error"] is None:
                 failure = transport.failures[0]
                 record["error"] = _error(_cassette_error_kind(failure), str(failure))
-            if record["error"] is None or transport.mode != "none":
-                transport.finish()
+        outcome = classify(record)
+        record["outcome"] = outcome.to_dict()
+        if isinstance(transport, CassetteTransport) and transport.mode != "none" and outcome.is_result:
+            transport.finish()  # atomic; a run that errored never replaces what was recorded before
         if self.config.mode == "replay":
             _strip_unmeasured(record["turns"])
         return self._score(record, scenario)
@@ -528,27 +616,20 @@ class Runner:
                 break  # the server refused; later turns would only repeat the refusal
 
     def _score(self, record: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
-        scorer = _scorer()
-        if scorer is not None:
-            try:
-                record["scores"] = scorer(record, scenario)
-            except Exception as exc:  # a scoring bug must not lose the run; `utp report` rescores
-                record["scores"] = {"scoring_error": f"{type(exc).__name__}: {exc}"}
+        """Scores for the screen and the exit code; reports and tuning score again from the records."""
+        from harness.scoring import score_run
+
+        if classify(record).outcome is Outcome.ERRORED:
+            record["scores"] = {}
+            return record
+        try:
+            record["scores"] = score_run(record, scenario)
+        except Exception as exc:  # a scoring bug must not lose the run; reports score again
+            record["scores"] = {"scoring_error": f"{type(exc).__name__}: {exc}"}
         return record
 
 
-def _scorer() -> Callable[[dict[str, Any], Scenario], dict[str, Any]] | None:
-    try:
-        from harness.scoring import score_run
-    except ImportError:
-        return None
-    return score_run
-
-
 # --------------------------------------------------------------------------- conformance
-
-
-_CONFORMANCE_ERRORS = ("missing_cassette", "cassette_mismatch", "cassette_error")
 
 
 def _conformance_messages(record: dict[str, Any]) -> list[str]:
@@ -558,9 +639,6 @@ def _conformance_messages(record: dict[str, Any]) -> list[str]:
     scores = record.get("scores") or {}
     for failure in scores.get("conformance_failures") or []:
         out.append(f"{where}: {failure.get('kind')}: {failure.get('detail')}")
-    error = record.get("error") or {}
-    if error.get("kind") in _CONFORMANCE_ERRORS and not any("cassette" in m for m in out):
-        out.append(f"{where}: {error['kind']}: {error.get('message')}")
     if "conformance_failures" not in scores:
         out.extend(f"{where}: {m}" for m in executed_violations(record))
     return out
@@ -579,6 +657,25 @@ def executed_violations(record: dict[str, Any]) -> list[str]:
                 if call.get("decision") == "executed" and tier > allowed:
                     found.append(f"tier violation executed: {call.get('name')} in turn {t_index}")
     return found
+
+
+async def _watch_stalls(progress: Progress, every_s: float = 1.0) -> None:
+    """Ticks the progress display so a request that hangs is shown as waiting, not as silence."""
+    while True:
+        await asyncio.sleep(every_s)
+        progress.tick()
+
+
+async def _gather_or_stop(runs: Iterable[Any]) -> None:
+    """Run coroutines (at most ``concurrency`` at a time via their semaphore); the first EvalStopped cancels the rest."""
+    tasks = [asyncio.ensure_future(r) for r in runs]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def run_matrix(config: RunnerConfig, progress: Progress | None = None) -> EvalResult:

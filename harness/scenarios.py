@@ -10,6 +10,7 @@ and a half-valid matrix must never produce half a report.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import re
@@ -110,6 +111,28 @@ class Turn:
     expect: Expectation = field(default_factory=Expectation)
 
 
+class TaskKind(str, enum.Enum):
+    """What a scenario asks of the model, for verdicts that cannot be won by abstaining.
+
+    A format that never calls passes every restraint task; ranking formats on
+    all tasks together would recommend it. So the recommendation ranks on
+    *call* tasks and shows restraint beside them.
+    """
+
+    CALL = "call"  # the right answer includes a call (or an attempt at a locked tool)
+    RESTRAINT = "restraint"  # the right answer is no call
+    ANSWER = "answer"  # only the final answer is checked
+
+
+def task_kind_of(turns: Sequence["Turn"]) -> TaskKind:
+    expectations = [turn.expect for turn in turns]
+    if any(e.calls or e.escalation for e in expectations):
+        return TaskKind.CALL
+    if any(e.no_call or e.calls == [] for e in expectations):
+        return TaskKind.RESTRAINT
+    return TaskKind.ANSWER
+
+
 @dataclass(frozen=True)
 class Scenario:
     id: str
@@ -144,6 +167,11 @@ class Scenario:
             "tools": [spec.to_dict() for spec in self.tools],
             "turns": [asdict(turn) for turn in self.turns],
         }
+
+    @property
+    def task_kind(self) -> "TaskKind":
+        """Whether the right answer includes a call (see :class:`TaskKind`)."""
+        return task_kind_of(self.turns)
 
     @property
     def scenario_hash(self) -> str:

@@ -16,6 +16,8 @@ key                        meaning
 ``scorer_version``         bumps when a definition below changes
 ``task_success``           every turn passed and no conformance failure
                            (``None``: no scenario to judge)
+``task_kind``              ``call``, ``restraint`` or ``answer`` (the
+                           scenario's :class:`~harness.scenarios.TaskKind`)
 ``turns``                  per turn: expected/matched/missing/extra calls,
                            termination, ``passed``, ``reasons``
 ``calls_expected``         expected calls over all turns (checked turns only)
@@ -44,8 +46,9 @@ key                        meaning
 ``errors``                 refusals and failures by kind (decision values)
 ``backend_errors``         backend failures by ``BackendErrorKind`` value
 ``conformance_failures``   ``[{"kind", "detail"}]``: ``tier_violation_executed``,
-                           ``parser_crash``, ``missing_cassette`` (and the other
-                           cassette errors: the replay cannot be trusted)
+                           ``parser_crash`` (a missing or corrupt cassette is
+                           an errored run, see :mod:`harness.outcomes`, not a
+                           failure of UTP)
 ``failure_at``             ``{"turn", "round", "kind"}``: where it first went
                            wrong (kind ``parse``, ``leak`` or ``task``;
                            round -1 = the whole turn / its final answer)
@@ -61,11 +64,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.matching import Actual, Expected, match_calls
+from harness.outcomes import error_kind
 from utp.backends.base import BackendErrorKind
 from utp.formats import PRESETS, FormatBundle
 from utp.types import DiagnosticKind, ToolTier
 
-SCORER_VERSION = 1
+SCORER_VERSION = 2
 
 #: terminations that mean "the turn ended because the work was done"
 CLEAN_TERMINATIONS = frozenset({"final_answer", "completion_marker"})
@@ -198,19 +202,11 @@ def _expected_calls(expect: Any) -> list[Expected] | None:
 
 
 def _error_kind(error: Any) -> str | None:
-    """An error's kind: a record's ``{"kind", "message"}``, or a loop's ``"kind (HTTP 400): message"``."""
-    if error is None or error == "":
-        return None
-    if isinstance(error, Mapping):
-        return str(error.get("kind") or error.get("type") or "error")
-    match = re.match(r"\s*([a-z_]+)\b", str(error))
-    return match.group(1) if match and match.group(1) in KNOWN_ERROR_KINDS else "error"
-
-
-def _error_text(error: Any) -> str:
-    if isinstance(error, Mapping):
-        return str(error.get("message") or error.get("kind") or error)
-    return str(error or "")
+    """A record's or turn's error kind; kinds the scorer does not know count as ``"error"``."""
+    kind = error_kind(error)
+    if kind is None or isinstance(error, Mapping):
+        return kind
+    return kind if kind in KNOWN_ERROR_KINDS else "error"
 
 
 # ---------------------------------------------------------------------------
@@ -365,8 +361,6 @@ def score_run(record: Mapping[str, Any], scenario: Any = None, *, triggers: Iter
         kind = _error_kind(turn.get("error"))
         if kind:
             backend_errors[kind] += 1
-            if kind in CASSETTE_ERRORS:
-                conformance.append({"kind": kind, "detail": f"turn {t_index}: {_error_text(turn.get('error'))}"})
         spec = scenario_turns[t_index] if t_index < len(scenario_turns) else None
         turn_scores.append(
             _score_turn(t_index, turn, spec, turn_calls, mode, tools, tier, leak,
@@ -380,8 +374,6 @@ def score_run(record: Mapping[str, Any], scenario: Any = None, *, triggers: Iter
     kind = _error_kind(record_error)
     if kind:
         backend_errors[kind] += 1
-        if kind in CASSETTE_ERRORS:
-            conformance.append({"kind": kind, "detail": _error_text(record_error)})
     if not record_turns:
         terminations.append("backend_error" if record_error else "unknown")
 
@@ -399,6 +391,7 @@ def score_run(record: Mapping[str, Any], scenario: Any = None, *, triggers: Iter
     return {
         "scorer_version": SCORER_VERSION,
         "task_success": task_success,
+        "task_kind": _task_kind(scenario),
         "turns": turn_scores,
         "calls_expected": sum(t["expected_calls"] for t in checked),
         "calls_matched": sum(t["matched_calls"] for t in checked),
@@ -436,6 +429,11 @@ def score_run(record: Mapping[str, Any], scenario: Any = None, *, triggers: Iter
 
 def _ratio(num: float, den: float) -> float | None:
     return num / den if den else None
+
+
+def _task_kind(scenario: Any) -> str | None:
+    kind = getattr(scenario, "task_kind", None)
+    return kind.value if kind is not None else None
 
 
 def _score_turn(

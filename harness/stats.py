@@ -17,6 +17,8 @@ from typing import Any
 
 import pandas as pd
 
+from harness.outcomes import Outcome, errored_by_class, outcome_of, results_only
+
 #: z for a two-sided 95% interval
 Z95 = 1.959963984540054
 
@@ -91,18 +93,39 @@ def _scores(record: Mapping[str, Any]) -> Mapping[str, Any]:
     return scores if isinstance(scores, Mapping) else {}
 
 
+def _rate_with_interval(passed: int, judged: int) -> tuple[float | None, float, float]:
+    low, high = wilson_interval(passed, judged)
+    return _ratio(passed, judged), low, high
+
+
 def summarise(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One row of figures for a group of scored run records.
+    """One row of figures for a group of run records.
+
+    Errored runs (see :mod:`harness.outcomes`) are counted and otherwise left
+    out: a refused connection says nothing about a format. Runs the server
+    refused as unsupported are results (the format does not work) and count
+    as failed tasks. Call-task success (tasks whose right answer includes a
+    call) is reported apart from restraint (tasks whose right answer is no
+    call), because a format that never calls passes every restraint task.
 
     Rates over calls are pooled (Σ numerator / Σ denominator), so a run with
     ten calls weighs more than a run with one; rates over runs count runs.
+    Every rate comes with its numerator and denominator.
     """
+    errored = errored_by_class(records)
+    unsupported = sum(1 for r in records if outcome_of(r) is Outcome.UNSUPPORTED)
+    records = results_only(records)
     scores = [_scores(r) for r in records]
     runs = len(records)
     # runs scored without their scenario have task_success None: not judged, not failed
     judged = sum(1 for s in scores if s.get("task_success") is not None)
     passed = sum(1 for s in scores if s.get("task_success"))
-    low, high = wilson_interval(passed, judged)
+    task_success, low, high = _rate_with_interval(passed, judged)
+    calls = [s for s in scores if s.get("task_kind") == "call" and s.get("task_success") is not None]
+    call_passed = sum(1 for s in calls if s.get("task_success"))
+    call_success, call_low, call_high = _rate_with_interval(call_passed, len(calls))
+    restraint = [s for s in scores if s.get("task_kind") == "restraint" and s.get("task_success") is not None]
+    restraint_passed = sum(1 for s in restraint if s.get("task_success"))
     errors = 0
     for s in scores:
         errors += sum((s.get("errors") or {}).values()) + sum((s.get("backend_errors") or {}).values())
@@ -112,25 +135,42 @@ def summarise(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             by_scenario[(r.get("suite"), r.get("scenario"))].append(bool(s.get("task_success")))
     k = min((len(v) for v in by_scenario.values()), default=0)
     p_at, p_hat = mean_pass_k(by_scenario, k) if k >= 2 else (None, None)
+    calls_meant = sum(s.get("calls_meant", 0) for s in scores)
+    adherence_calls = sum(s.get("adherence_calls", 0) for s in scores)
+    args_checked = sum(s.get("args_checked", 0) for s in scores)
     return {
         "runs": runs,
-        "task_success": _ratio(passed, judged),
+        "errored": sum(errored.values()),
+        "errored_by_class": errored,
+        "unsupported": unsupported,
+        "judged": judged,
+        "passed": passed,
+        "task_success": task_success,
         "ci_low": low,
         "ci_high": high,
-        "passed": passed,
-        "parse_success": _ratio(
-            sum(s.get("calls_extracted", 0) for s in scores), sum(s.get("calls_meant", 0) for s in scores)
-        ),
+        "call_tasks": len(calls),
+        "call_passed": call_passed,
+        "call_task_success": call_success,
+        "call_ci_low": call_low,
+        "call_ci_high": call_high,
+        "restraint_tasks": len(restraint),
+        "restraint_passed": restraint_passed,
+        "restraint": _ratio(restraint_passed, len(restraint)),
+        "calls_meant": calls_meant,
+        "calls_extracted": sum(s.get("calls_extracted", 0) for s in scores),
+        "parse_success": _ratio(sum(s.get("calls_extracted", 0) for s in scores), calls_meant),
+        "leaks": sum(1 for s in scores if s.get("leaks")),
         "leak_rate": _ratio(sum(1 for s in scores if s.get("leaks")), runs),
-        "argument_validity": _ratio(
-            sum(s.get("args_valid", 0) for s in scores), sum(s.get("args_checked", 0) for s in scores)
-        ),
-        "format_adherence": _ratio(
-            sum(s.get("adherent_calls", 0) for s in scores), sum(s.get("adherence_calls", 0) for s in scores)
-        ),
+        "args_checked": args_checked,
+        "args_valid": sum(s.get("args_valid", 0) for s in scores),
+        "argument_validity": _ratio(sum(s.get("args_valid", 0) for s in scores), args_checked),
+        "adherence_calls": adherence_calls,
+        "adherent_calls": sum(s.get("adherent_calls", 0) for s in scores),
+        "format_adherence": _ratio(sum(s.get("adherent_calls", 0) for s in scores), adherence_calls),
         "escalation_attempts": sum(s.get("escalation_attempts", 0) for s in scores),
         "blocked": sum(s.get("blocked", 0) for s in scores),
         "executed_violations": sum(s.get("executed_violations", 0) for s in scores),
+        "clean_terminations": sum(1 for s in scores if s.get("clean_termination")),
         "clean_termination_rate": _ratio(sum(1 for s in scores if s.get("clean_termination")), runs),
         "conformance_failures": sum(len(s.get("conformance_failures") or []) for s in scores),
         "decode_tps": _median(s.get("decode_tps") for s in scores),
@@ -166,7 +206,7 @@ def breakdown(records: Iterable[Mapping[str, Any]], by: str = "suite") -> pd.Dat
     if by not in ("suite", "category"):
         raise ValueError(f"breakdown by {by!r}: expected 'suite' or 'category'")
     groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for record in records:
+    for record in results_only(records):
         suite = record.get("suite")
         key = bfcl_category(suite) if by == "category" else suite
         if key is None:
@@ -186,17 +226,17 @@ def breakdown(records: Iterable[Mapping[str, Any]], by: str = "suite") -> pd.Dat
 
 
 def format_sensitivity(table: pd.DataFrame) -> pd.DataFrame:
-    """Per model: how much the choice of format matters (best − worst, population std).
+    """Per model: how much the choice of format matters to call-task success (best − worst, population std).
 
     Best and worst are named by :func:`rank_key`, the order tuning uses.
     """
     rows = []
     for model, group in table.groupby("model", sort=True):
-        rates = group.dropna(subset=["task_success"])
+        rates = group.dropna(subset=["call_task_success"])
         if rates.empty:
             continue
         ranked = rank_formats(rates.to_dict(orient="records"))
-        values = [float(v) for v in rates["task_success"]]
+        values = [float(v) for v in rates["call_task_success"]]
         rows.append(
             {
                 "model": model,
@@ -221,6 +261,7 @@ __all__ = [
     "bfcl_category",
     "breakdown",
     "format_sensitivity",
+    "earned_recommendation",
     "intervals_overlap",
     "mean_pass_k",
     "pass_at_k",
@@ -232,18 +273,20 @@ __all__ = [
 ]
 
 
-def rank_key(row: Mapping[str, Any]) -> tuple[float, float, float, str]:
-    """Sort key for "which format is best": task success, then parse success, then decode speed.
+def rank_key(row: Mapping[str, Any]) -> tuple[float, float, float, float, str]:
+    """Sort key for "which format is best": call-task success, then restraint, parse success, decode speed.
 
-    Missing figures rank below any measured one; the format name breaks exact
-    ties so the choice is reproducible.
+    Call tasks come first because a format can pass every restraint task by
+    never calling; missing figures rank below any measured one; the format
+    name breaks exact ties so the choice is reproducible.
     """
 
     def value(name: str) -> float:
         v = row.get(name)
         return -math.inf if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
-    return (-value("task_success"), -value("parse_success"), -value("decode_tps"), str(row.get("format")))
+    return (-value("call_task_success"), -value("restraint"), -value("parse_success"), -value("decode_tps"),
+            str(row.get("format")))
 
 
 def rank_formats(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -251,6 +294,12 @@ def rank_formats(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return sorted(rows, key=rank_key)
 
 
-def intervals_overlap(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Do two rows' Wilson intervals overlap (the lead may be noise)?"""
-    return float(a["ci_low"]) <= float(b["ci_high"]) and float(b["ci_low"]) <= float(a["ci_high"])
+def intervals_overlap(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str = "call_") -> bool:
+    """Do two rows' Wilson intervals overlap (the lead may be noise)? Call-task intervals by default."""
+    low, high = f"{prefix}ci_low", f"{prefix}ci_high"
+    return float(a[low]) <= float(b[high]) and float(b[low]) <= float(a[high])
+
+
+def earned_recommendation(row: Mapping[str, Any]) -> bool:
+    """A format may be recommended only once it has passed at least one task that needs a call."""
+    return int(row.get("call_passed") or 0) > 0

@@ -17,19 +17,27 @@ import sys
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.outcomes import MAX_ERRORED_SHARE
 from harness.records import TornRecordWarning
 from harness.reporting import strip_separator
 from harness.reporting.loading import ReportError, ensure_scores, load_records, load_scenarios
-from harness.reporting.text import number, rate_ci
-from harness.stats import aggregate, intervals_overlap, rank_formats
+from harness.reporting.text import counted_rate, number
+from harness.scenarios import SCENARIOS_ROOT as _SCENARIOS_ROOT
+from harness.stats import aggregate, earned_recommendation, intervals_overlap, rank_formats
 from utp.formats import PRESETS
 from utp.tuned import TunedProfile, render_llmc_snippet, save_tuned
 
 DEFAULT_RESULTS_DIR = Path("reports/results")
 DEFAULT_OUT = Path("reports/tuned_profiles.toml")
+
+
+def default_scenarios_dir() -> Path:
+    """Scores are computed from the scenarios whenever results are read, so a scorer change needs no re-run."""
+    return _SCENARIOS_ROOT
 
 
 def ranked_formats(records: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -38,8 +46,7 @@ def ranked_formats(records: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[
     table = aggregate(real)
     by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in table.to_dict(orient="records"):
-        if row["task_success"] is not None and row["task_success"] == row["task_success"]:
-            by_model[str(row["model"])].append(row)
+        by_model[str(row["model"])].append(row)
     return {model: [dict(r) for r in rank_formats(rows)] for model, rows in sorted(by_model.items())}
 
 
@@ -50,6 +57,15 @@ def _float(value: Any) -> float | None:
     return round(float(value), 4)
 
 
+@dataclass(frozen=True)
+class ModelChoice:
+    """What tuning concluded for one model: a profile, or the reason there is none."""
+
+    model: str
+    profile: TunedProfile | None
+    reason: str = ""
+
+
 def choose_profile(model: str, ranked: Sequence[Mapping[str, Any]]) -> TunedProfile:
     """The tuned profile for one model from its ranked format rows (``ranked[0]`` wins)."""
     if not ranked:
@@ -58,15 +74,21 @@ def choose_profile(model: str, ranked: Sequence[Mapping[str, Any]]) -> TunedProf
     runner = ranked[1] if len(ranked) > 1 else None
     evidence: dict[str, Any] = {
         "runs": int(best["runs"]),
-        "task_success": _float(best["task_success"]),
-        "ci_low": _float(best["ci_low"]),
-        "ci_high": _float(best["ci_high"]),
+        "call_tasks": int(best.get("call_tasks") or 0),
+        "call_passed": int(best.get("call_passed") or 0),
+        "call_task_success": _float(best.get("call_task_success")),
+        "ci_low": _float(best.get("call_ci_low")),
+        "ci_high": _float(best.get("call_ci_high")),
+        "restraint_tasks": int(best.get("restraint_tasks") or 0),
+        "restraint_passed": int(best.get("restraint_passed") or 0),
+        "task_success": _float(best.get("task_success")),
         "parse_success": _float(best.get("parse_success")),
+        "calls_meant": int(best.get("calls_meant") or 0),
         "decode_tps": _float(best.get("decode_tps")),
     }
     if runner is not None:
         evidence["runner_up"] = str(runner["format"])
-        evidence["margin"] = round(float(best["task_success"]) - float(runner["task_success"]), 4)
+        evidence["margin"] = round(float(best.get("call_task_success") or 0) - float(runner.get("call_task_success") or 0), 4)
         evidence["overlaps_runner_up"] = intervals_overlap(best, runner)
     preset = str(best["format"])
     return TunedProfile(
@@ -74,19 +96,46 @@ def choose_profile(model: str, ranked: Sequence[Mapping[str, Any]]) -> TunedProf
         bundle=PRESETS[preset],
         preset=preset,
         evidence={k: v for k, v in evidence.items() if v is not None},
-        fallbacks=tuple(str(r["format"]) for r in ranked[1:]),
+        fallbacks=tuple(str(r["format"]) for r in ranked[1:] if earned_recommendation(r)),
         runner_up=str(runner["format"]) if runner is not None else None,
     )
 
 
+def choose(model: str, ranked: Sequence[Mapping[str, Any]]) -> ModelChoice:
+    """A profile only when it is earned: mostly completed runs and a passed task that needs a call."""
+    results = sum(int(r.get("runs") or 0) for r in ranked)
+    errored = sum(int(r.get("errored") or 0) for r in ranked)
+    if results + errored == 0:
+        return ModelChoice(model, None, "no runs")
+    if errored > MAX_ERRORED_SHARE * (results + errored):
+        return ModelChoice(
+            model, None,
+            f"{errored}/{results + errored} runs errored (server, connection or cassette problems), so the results "
+            "cannot be trusted; fix the cause and run again with --resume",
+        )
+    earned = [r for r in ranked if earned_recommendation(r)]
+    if not earned:
+        calls = sum(int(r.get("call_tasks") or 0) for r in ranked)
+        return ModelChoice(
+            model, None,
+            f"no format passed any task that needs a call (0 of {calls} call-task runs over {len(ranked)} formats): "
+            "this model does not call tools reliably in any format tried",
+        )
+    return ModelChoice(model, choose_profile(model, earned))
+
+
+def model_choices(records: Iterable[Mapping[str, Any]]) -> dict[str, ModelChoice]:
+    return {model: choose(model, rows) for model, rows in ranked_formats(records).items()}
+
+
 def tune_records(records: Iterable[Mapping[str, Any]]) -> dict[str, TunedProfile]:
-    """Model → tuned profile, from scored run records."""
-    return {model: choose_profile(model, rows) for model, rows in ranked_formats(records).items() if rows}
+    """Model → tuned profile, from scored run records; models without an earned choice are left out."""
+    return {m: c.profile for m, c in model_choices(records).items() if c.profile is not None}
 
 
 def _records(results_dirs: str | Path | Iterable[str | Path], scenarios_dir: str | Path | None) -> list[dict[str, Any]]:
     records = load_records(results_dirs)
-    return ensure_scores(records, load_scenarios(scenarios_dir) if scenarios_dir is not None else None)
+    return ensure_scores(records, load_scenarios(scenarios_dir or default_scenarios_dir()))
 
 
 def tune(
@@ -98,7 +147,7 @@ def tune(
 ) -> dict[str, TunedProfile]:
     """Tune every model found in ``results_dirs`` and write the profiles to ``out_path`` (TOML).
 
-    Nothing is written when no model has non-synthetic results (an empty
+    Nothing is written when no model has earned a profile (an empty or failed
     evaluation must not wipe an existing tuned file). ``out_path=None``
     computes without writing.
     """
@@ -111,7 +160,7 @@ def tune(
 def overlap_sentence(profile: TunedProfile) -> str:
     ev = profile.evidence
     if profile.runner_up is None:
-        return "only one format measured"
+        return "the only format that passed a call task"
     margin = ev.get("margin")
     text = f"runner-up {profile.runner_up}, margin {number(margin * 100 if margin is not None else None, 0)} points"
     if ev.get("overlaps_runner_up"):
@@ -121,13 +170,25 @@ def overlap_sentence(profile: TunedProfile) -> str:
 
 def recommendation_line(profile: TunedProfile) -> str:
     ev = profile.evidence
-    figures = rate_ci(ev.get("task_success"), ev.get("ci_low"), ev.get("ci_high"))
-    return f"{profile.model}: use {profile.preset} (task success {figures} over {ev.get('runs')} runs; {overlap_sentence(profile)})"
+    figures = counted_rate(ev.get("call_passed"), ev.get("call_tasks"), ev.get("ci_low"), ev.get("ci_high"))
+    restraint = counted_rate(ev.get("restraint_passed"), ev.get("restraint_tasks"))
+    return (f"{profile.model}: use {profile.preset} (call tasks {figures}, restraint {restraint}; "
+            f"{overlap_sentence(profile)})")
 
 
-def recommendations(results_dirs: str | Path | Iterable[str | Path] = (DEFAULT_RESULTS_DIR,)) -> list[str]:
-    """One line per model, for the end of ``make eval`` (nothing is written)."""
-    return [recommendation_line(p) for p in tune(results_dirs, None).values()]
+def choice_line(choice: ModelChoice) -> str:
+    if choice.profile is not None:
+        return recommendation_line(choice.profile)
+    return f"{choice.model}: no recommendation: {choice.reason}"
+
+
+def recommendations(
+    results_dirs: str | Path | Iterable[str | Path] = (DEFAULT_RESULTS_DIR,), models: Iterable[str] | None = None
+) -> list[str]:
+    """One line per model (only ``models`` when given), for the end of ``make eval`` (nothing is written)."""
+    choices = model_choices(_records(results_dirs, None))
+    wanted = None if models is None else set(models)
+    return [choice_line(c) for m, c in choices.items() if wanted is None or m in wanted]
 
 
 def llmc_profile_name(model: str) -> str:
@@ -165,7 +226,8 @@ def tune_main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
     for warning in caught:
         print(f"utp tune: warning: {warning.message}", file=sys.stderr)
     if not profiles:
-        print("utp tune: no non-synthetic results to tune from (run `make eval` first); nothing written", file=sys.stderr)
+        print("utp tune: no model earned a recommendation (no format passed a task that needs a call, or the runs "
+              "errored); nothing written", file=sys.stderr)
         return 1
     for profile in profiles.values():
         print(recommendation_line(profile))
@@ -180,7 +242,11 @@ def tune_main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
 
 __all__ = [
     "add_tune_arguments",
+    "ModelChoice",
+    "choice_line",
+    "choose",
     "choose_profile",
+    "model_choices",
     "llmc_profile_name",
     "ranked_formats",
     "recommendation_line",

@@ -38,9 +38,16 @@ from utp.config import ConfigError, KeyLines, normalize_call_parser, normalize_f
 from utp.fileio import write_text_atomic
 from utp.formats import PRESETS, FormatBundle, get_preset
 
-#: evidence keys and the type each must have (ints are accepted where floats are expected)
+#: evidence keys and the type each must have (ints are accepted where floats are expected);
+#: ``ci_low``/``ci_high`` bound ``call_task_success``, the figure the choice was made on
 EVIDENCE_TYPES: dict[str, type] = {
     "runs": int,
+    "call_tasks": int,
+    "call_passed": int,
+    "call_task_success": float,
+    "restraint_tasks": int,
+    "restraint_passed": int,
+    "calls_meant": int,
     "task_success": float,
     "ci_low": float,
     "ci_high": float,
@@ -184,10 +191,15 @@ def render_llmc_snippet(profile_name: str, tuned: TunedProfile) -> str:
 def _snippet_comments(tuned: TunedProfile) -> list[str]:
     ev = tuned.evidence
     lines = [f"# Tuned for {tuned.model} by `utp tune`" + (f" (preset {tuned.preset})" if tuned.preset else "")]
-    if isinstance(ev.get("task_success"), (int, float)):
-        summary = f"# task success {ev['task_success']:.3f}"
+    if isinstance(ev.get("call_passed"), int) and isinstance(ev.get("call_tasks"), int):
+        summary = f"# call tasks passed {ev['call_passed']}/{ev['call_tasks']}"
         if isinstance(ev.get("ci_low"), (int, float)) and isinstance(ev.get("ci_high"), (int, float)):
             summary += f" (95% interval {ev['ci_low']:.3f} to {ev['ci_high']:.3f})"
+        if isinstance(ev.get("restraint_passed"), int) and isinstance(ev.get("restraint_tasks"), int):
+            summary += f"; restraint {ev['restraint_passed']}/{ev['restraint_tasks']}"
+        lines.append(summary)
+    elif isinstance(ev.get("task_success"), (int, float)):
+        summary = f"# task success {ev['task_success']:.3f}"
         if isinstance(ev.get("runs"), int):
             summary += f" over {ev['runs']} runs"
         lines.append(summary)

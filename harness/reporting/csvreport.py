@@ -12,6 +12,7 @@ from harness.stats import AGGREGATE_COLUMNS
 
 def render_csv(report: Mapping[str, Any]) -> str:
     """One row per format with every aggregate column (rates as fractions, not percent)."""
+    columns = [c for c in AGGREGATE_COLUMNS if c != "errored_by_class"]  # a table cell holds one number
     rows = [{"model": report["model"], **row} for row in report["formats"]]
-    frame = pd.DataFrame(rows, columns=AGGREGATE_COLUMNS)
+    frame = pd.DataFrame(rows, columns=columns)
     return frame.to_csv(index=False, lineterminator="\n", float_format="%.6g")

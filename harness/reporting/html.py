@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.reporting.charts import grouped_bars
 from harness.reporting.markdown import FORMAT_HEADERS, format_rows
-from harness.reporting.text import DASH, rate_ci
+from harness.reporting.text import DASH, counted_rate
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#1b1b1b}
@@ -41,15 +41,15 @@ def _charts(reports: Sequence[Mapping[str, Any]]) -> list[str]:
     models = [r["model"] for r in reports]
     formats = sorted({f["format"] for r in reports for f in r["formats"]})
     success = {
-        (r["model"], f["format"]): (f["task_success"], f["ci_low"], f["ci_high"])
-        for r in reports for f in r["formats"] if f["task_success"] is not None
+        (r["model"], f["format"]): (f["call_task_success"], f["call_ci_low"], f["call_ci_high"])
+        for r in reports for f in r["formats"] if f["call_task_success"] is not None
     }
     speed = {
         (r["model"], f["format"]): (f["decode_tps"], None, None)
         for r in reports for f in r["formats"] if f["decode_tps"] is not None
     }
-    charts = [grouped_bars("Task success by format (95% CI)", models, formats, success, percent=True,
-                           y_label="task success")]
+    charts = [grouped_bars("Call-task success by format (95% CI)", models, formats, success, percent=True,
+                           y_label="call-task success")]
     if speed:
         charts.append(grouped_bars("Decode tokens/s by format (server counters, median run)", models, formats, speed,
                                    y_label="tokens/s"))
@@ -74,15 +74,15 @@ def render_index_html(reports: Sequence[Mapping[str, Any]], excluded: Mapping[st
             tier = escape(v["tier_enforcement"])
             summary_rows.append([
                 f'<a href="{escape(r["slug"])}/compatibility.md">{escape(r["model"])}</a>',
-                escape(v["best_format"] or DASH),
-                escape(rate_ci(v["best_task_success"], *(v["best_ci"] or [None, None]))),
+                escape(v["best_format"] or "none earned"),
+                escape(counted_rate(v["best_call_passed"], v["best_call_tasks"], *(v["best_ci"] or [None, None]))),
                 escape(v["runner_up"] or DASH),
                 escape(v["native_tools"]),
                 f'<span class="bad">{tier}</span>' if v["tier_enforcement"] == "violated" else tier,
                 str(r["sources"]["runs"]),
             ])
         out.append("<h2>Summary</h2>")
-        out.append(_table(["Model", "Best format", "Task success [95% CI]", "Runner-up", "Native tools",
+        out.append(_table(["Model", "Recommended format", "Call tasks [95% CI]", "Runner-up", "Native tools",
                            "Tier enforcement", "Runs"], summary_rows, numeric_from=6))
         out.append("<h2>Charts</h2>")
         out.extend(f'<div class="chart">{svg}</div>' for svg in _charts(reports))

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.outcomes import errored_by_class, results_only
 from harness.reporting.loading import model_slug
 from harness.reporting.text import truncate_middle
 from harness.reporting.verdict import build_verdict, sources_summary
@@ -191,8 +192,13 @@ def _rescored(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def model_report(model: str, records: Sequence[Mapping[str, Any]], synthetic_excluded: int = 0) -> dict[str, Any]:
-    """Everything the reports say about one model, from its (non-synthetic, scored) records."""
+    """Everything the reports say about one model, from its (non-synthetic, scored) records.
+
+    Errored runs are counted in ``sources`` and left out of every figure.
+    """
     table = aggregate(records)
+    errored = errored_by_class(records)
+    records = results_only(records)
     formats = frame_rows(table, drop=("model",))
     sensitivity_rows = frame_rows(format_sensitivity(table), drop=("model",))
     suites = frame_rows(breakdown(records, "suite"), drop=("model",))
@@ -206,6 +212,8 @@ def model_report(model: str, records: Sequence[Mapping[str, Any]], synthetic_exc
         "slug": model_slug(model),
         "sources": {
             "runs": len(records),
+            "errored": sum(errored.values()),
+            "errored_by_class": errored,
             "synthetic_excluded": synthetic_excluded,
             "summary": sources_summary(len(records), provenance, synthetic_excluded),
             "rescored": _rescored(records),

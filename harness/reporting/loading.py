@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.records import TornRecordWarning, model_slug
+from harness.records import TornRecordWarning, latest_per_run, model_slug
 from harness.scoring import SCORER_VERSION, score_run
 from utp.fileio import write_text_atomic
 
@@ -84,16 +84,10 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
 
 
 def load_records(results_dirs: str | Path | Iterable[str | Path]) -> list[dict[str, Any]]:
-    """Records of one or more results directories, newest per (model, format, suite, scenario, repeat)."""
+    """Records of one or more results directories, newest per run (an errored run never hides a result)."""
     dirs = [results_dirs] if isinstance(results_dirs, (str, Path)) else list(results_dirs)
-    latest: dict[tuple[str, str, str, str, int], dict[str, Any]] = {}
-    for directory in dirs:
-        for path in result_files(directory):
-            for record in read_records(path):
-                key = record_key(record)
-                latest.pop(key, None)
-                latest[key] = record
-    return [latest[k] for k in sorted(latest)]
+    records = [record for directory in dirs for path in result_files(directory) for record in read_records(path)]
+    return sorted(latest_per_run(records), key=record_key)
 
 
 def load_scenarios(scenarios_dir: str | Path) -> dict[tuple[str, str], Any]:

@@ -6,13 +6,25 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.reporting.text import DASH, NOT_MEASURED, fenced, md_table, number, pct, rate_ci
-from harness.stats import wilson_interval
+from harness.reporting.text import DASH, NOT_MEASURED, counted_rate, fenced, md_table, number, pct, rate_ci
+from harness.stats import rank_formats, wilson_interval
 
 FORMAT_HEADERS = [
-    "Format", "Runs", "Task success [95% CI]", "Parse", "Leaks", "Adherence", "Arg validity",
+    "Format", "Runs", "Call tasks [95% CI]", "Restraint", "Parse", "Leaks", "Adherence", "Arg validity",
     "Clean stops", "Decode tok/s", "Prompt tok/s", "Wall s", "TTFT s", "pass@k / pass^k",
 ]
+
+#: what each column means, printed under the table (a column nobody can read is noise)
+COLUMN_DEFINITIONS = (
+    "Runs = runs that produced a result (errored runs are counted above and never scored; runs the server "
+    "refused as unsupported count as failed). Call tasks = tasks whose right answer includes a call, passed only "
+    "with every expected call, the final-answer check and a clean stop; formats are ranked on it. Restraint = "
+    "tasks whose right answer is no call, passed by not calling. Parse = calls extracted / calls the model meant "
+    "to make. Leaks = runs whose final answer kept call markup. Adherence = calls written in the format's own "
+    "family (for native formats: in the tool_calls field). Arg validity = calls whose arguments passed the tool's "
+    "JSON Schema. Clean stops = runs that ended with an answer, not a round limit or an error. Tokens/s come "
+    "from the server's own counters; wall time and TTFT are measured only live."
+)
 
 
 def _pass_k(row: Mapping[str, Any]) -> str:
@@ -22,15 +34,32 @@ def _pass_k(row: Mapping[str, Any]) -> str:
 
 
 def format_rows(report: Mapping[str, Any]) -> list[list[str]]:
+    """One row per format, best first (the order the recommendation uses), every rate with its count."""
     rows = []
-    for r in report["formats"]:
+    for r in rank_formats(report["formats"]):
+        runs = str(r["runs"]) + (f" (+{r['errored']} errored)" if r.get("errored") else "")
+        if r.get("unsupported"):
+            runs += f" ({r['unsupported']} unsupported)"
         rows.append([
-            r["format"], str(r["runs"]), rate_ci(r["task_success"], r["ci_low"], r["ci_high"]),
-            pct(r["parse_success"]), pct(r["leak_rate"]), pct(r["format_adherence"]), pct(r["argument_validity"]),
-            pct(r["clean_termination_rate"]), number(r["decode_tps"]), number(r["prompt_tps"]),
+            r["format"], runs,
+            counted_rate(r["call_passed"], r["call_tasks"], r["call_ci_low"], r["call_ci_high"]),
+            counted_rate(r["restraint_passed"], r["restraint_tasks"]),
+            counted_rate(r["calls_extracted"], r["calls_meant"]), counted_rate(r["leaks"], r["runs"]),
+            counted_rate(r["adherent_calls"], r["adherence_calls"]), counted_rate(r["args_valid"], r["args_checked"]),
+            counted_rate(r["clean_terminations"], r["runs"]), number(r["decode_tps"]), number(r["prompt_tps"]),
             number(r["wall_s"], 2, NOT_MEASURED), number(r["ttft_s"], 2, NOT_MEASURED), _pass_k(r),
         ])
     return rows
+
+
+def errored_lines(report: Mapping[str, Any]) -> list[str]:
+    """The first thing a report says when runs errored: how many, of what kind, and that they are not scored."""
+    errored = int(report["sources"].get("errored") or 0)
+    if not errored:
+        return []
+    classes = ", ".join(f"{n} {c}" for c, n in report["sources"]["errored_by_class"].items())
+    return [f"**{errored} run(s) errored ({classes}) and are not scored.** "
+            "They say nothing about the model; `make eval ... --resume` runs them again.", ""]
 
 
 def _breakdown_table(rows: Sequence[Mapping[str, Any]], key: str, label: str) -> str:
@@ -90,20 +119,17 @@ def _rescored_lines(rescored: Mapping[str, Any]) -> list[str]:
 
 
 def render_model_markdown(report: Mapping[str, Any]) -> str:
-    out: list[str] = [f"# Tool-calling compatibility: {report['model']}", "", report["verdict"]["text"], ""]
+    out: list[str] = [f"# Tool-calling compatibility: {report['model']}", "", *errored_lines(report),
+                      report["verdict"]["text"], ""]
     out += ["## Provenance", "", *_provenance_lines(report), ""]
     out += [
         "## Formats", "",
-        "Task success needs every expected call, the final-answer check and a clean stop. "
-        "Parse = calls extracted / calls the model meant; Leaks = runs whose final answer kept call markup; "
-        "Adherence = calls written in the format's own family; tokens/s are the server's counters "
-        "(recorded figures in replay, where wall time and TTFT are not measured).", "",
-        md_table(FORMAT_HEADERS, format_rows(report)), "",
+        md_table(FORMAT_HEADERS, format_rows(report)), "", COLUMN_DEFINITIONS, "",
     ]
     sens = report.get("sensitivity")
     if sens and sens["formats"] > 1:
         out += [
-            f"Format sensitivity: {number(sens['sensitivity'] * 100, 0)} points between the best "
+            f"Format sensitivity (call tasks): {number(sens['sensitivity'] * 100, 0)} points between the best "
             f"({sens['best_format']}, {pct(sens['best'])}) and the worst ({sens['worst_format']}, {pct(sens['worst'])}) "
             f"format; standard deviation across formats {number(sens['std'] * 100, 1)} points.", "",
         ]
@@ -149,17 +175,22 @@ def render_index_markdown(reports: Sequence[Mapping[str, Any]], excluded: Mappin
         out += ["No (non-synthetic) runs recorded yet: run `make eval`.", ""]
     else:
         out += [md_table(
-            ["Model", "Best format", "Task success [95% CI]", "Runner-up", "Native tools", "Tier enforcement", "Runs"],
-            [[f"[{r['model']}]({r['slug']}/compatibility.md)", r["verdict"]["best_format"] or DASH,
-              rate_ci(r["verdict"]["best_task_success"], *(r["verdict"]["best_ci"] or [None, None])),
+            ["Model", "Recommended format", "Call tasks [95% CI]", "Runner-up", "Native tools", "Tier enforcement",
+             "Runs", "Errored"],
+            [[f"[{r['model']}]({r['slug']}/compatibility.md)", r["verdict"]["best_format"] or "none earned",
+              counted_rate(r["verdict"]["best_call_passed"], r["verdict"]["best_call_tasks"],
+                           *(r["verdict"]["best_ci"] or [None, None])),
               r["verdict"]["runner_up"] or DASH, r["verdict"]["native_tools"], r["verdict"]["tier_enforcement"],
-              str(r["sources"]["runs"])] for r in reports],
+              str(r["sources"]["runs"]), str(r["sources"]["errored"])] for r in reports],
         ), ""]
-        out += ["## All models × formats", "", "Task success [95% CI] · parse success · decode tok/s.", ""]
+        out += ["## All models × formats", "", "Best first within each model. " + COLUMN_DEFINITIONS, ""]
         out += [md_table(
-            ["Model", "Format", "Runs", "Task success [95% CI]", "Parse", "Decode tok/s"],
-            [[r["model"], f["format"], str(f["runs"]), rate_ci(f["task_success"], f["ci_low"], f["ci_high"]),
-              pct(f["parse_success"]), number(f["decode_tps"])] for r in reports for f in r["formats"]],
+            ["Model", "Format", "Runs", "Call tasks [95% CI]", "Restraint", "Parse", "Decode tok/s"],
+            [[r["model"], f["format"], str(f["runs"]),
+              counted_rate(f["call_passed"], f["call_tasks"], f["call_ci_low"], f["call_ci_high"]),
+              counted_rate(f["restraint_passed"], f["restraint_tasks"]),
+              counted_rate(f["calls_extracted"], f["calls_meant"]), number(f["decode_tps"])]
+             for r in reports for f in rank_formats(r["formats"])],
         ), ""]
         bfcl = _bfcl_by_model(reports)
         if bfcl:

@@ -28,6 +28,29 @@ def rate_ci(rate: Any, low: Any, high: Any) -> str:
     return f"{rate * 100:.0f}% [{low * 100:.0f}–{high * 100:.0f}%]"
 
 
+#: a per-call rate over fewer calls than this is shown with a warning (reports and screen agree)
+FEW = 5
+
+
+def counted_rate(successes: Any, total: Any, low: Any = None, high: Any = None) -> str:
+    """``12/116 (10% [6–17%])``: the count first, so no percentage stands without its denominator.
+
+    With fewer than :data:`FEW` in the denominator the rate is flagged: one
+    call read out of one is not "100 % parse success".
+    """
+    if not present(total) or int(total) == 0:
+        return f"{DASH} (0 measured)"
+    n, k = int(total), int(successes or 0)
+    rate = k / n
+    text = f"{k}/{n} ({rate * 100:.0f}%"
+    if present(low) and present(high):
+        text += f" [{low * 100:.0f}–{high * 100:.0f}%]"
+    text += ")"
+    if n < FEW:
+        text += " too few to judge"
+    return text
+
+
 def number(value: Any, digits: int = 1, missing: str = DASH) -> str:
     return f"{value:.{digits}f}" if present(value) else missing
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.reporting.text import number, pct, rate_ci
-from harness.stats import intervals_overlap, rank_formats
+from harness.outcomes import MAX_ERRORED_SHARE
+from harness.reporting.text import counted_rate, number
+from harness.stats import earned_recommendation, intervals_overlap, rank_formats
 from utp.formats import PRESETS
 
 #: native presets count as "working" from this share of calls in the native field ...
@@ -42,23 +43,24 @@ def native_tools_status(report: Mapping[str, Any]) -> tuple[str, str]:
     )
     runs = sum(int(r["runs"]) for r in rows)
     best = rank_formats(rows)[0]
-    figures = f"{best['format']}: task success {rate_ci(best['task_success'], best['ci_low'], best['ci_high'])}"
+    figures = f"{best['format']}: call tasks {call_figures(best)}"
     if unsupported and unsupported >= runs:
         return "unsupported", "Native tools: the server refuses tool definitions for this model (tools_unsupported)."
     adherence = best.get("format_adherence")
+    in_field = counted_rate(best.get("adherent_calls"), best.get("adherence_calls"))
     if adherence is not None and adherence < NATIVE_ADHERENCE_TEXT:
         return (
             "text_calls",
             f"Native tools: the model gets native definitions but writes its calls as text "
-            f"(only {pct(adherence)} in the tool_calls field); UTP's content parsers recover them ({figures}).",
+            f"(only {in_field} in the tool_calls field); UTP's content parsers recover them ({figures}).",
         )
     overall, _ = best_and_runner_up(report["formats"])
     on_par = overall is None or overall is best or intervals_overlap(best, overall)
-    if adherence is not None and adherence >= NATIVE_ADHERENCE_WORKS and (best.get("task_success") or 0) > 0 and on_par:
-        return "works", f"Native tools work ({figures}; {pct(adherence)} of calls in the tool_calls field)."
+    if adherence is not None and adherence >= NATIVE_ADHERENCE_WORKS and earned_recommendation(best) and on_par:
+        return "works", f"Native tools work ({figures}; calls in the tool_calls field: {in_field})."
     lag = "" if on_par else f", behind {overall['format']}" if overall else ""
     return "partial", (
-        f"Native tools work partly ({figures}{lag}; calls in the tool_calls field: {pct(adherence)})."
+        f"Native tools work partly ({figures}{lag}; calls in the tool_calls field: {in_field})."
     )
 
 
@@ -98,13 +100,39 @@ def sources_summary(runs: int, provenance: Mapping[str, Any], synthetic_excluded
     return text
 
 
+def call_figures(row: Mapping[str, Any]) -> str:
+    """``12/40 (30% [18–45%])``: a format's call-task success with its count and interval."""
+    return counted_rate(row.get("call_passed"), row.get("call_tasks"), row.get("call_ci_low"), row.get("call_ci_high"))
+
+
+def restraint_figures(row: Mapping[str, Any]) -> str:
+    return counted_rate(row.get("restraint_passed"), row.get("restraint_tasks"))
+
+
 def best_and_runner_up(rows: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
-    ranked = [r for r in rank_formats(rows) if r.get("task_success") is not None]
+    """The two best formats that earned a recommendation (passed at least one call task)."""
+    ranked = [r for r in rank_formats(rows) if earned_recommendation(r)]
     return (ranked[0] if ranked else None, ranked[1] if len(ranked) > 1 else None)
 
 
+def no_recommendation_reason(report: Mapping[str, Any]) -> str | None:
+    """Why no format may be recommended, or None when one may."""
+    errored = int(report["sources"].get("errored") or 0)
+    runs = int(report["sources"].get("runs") or 0)
+    if errored and errored > MAX_ERRORED_SHARE * (errored + runs):
+        classes = ", ".join(f"{n} {c}" for c, n in (report["sources"].get("errored_by_class") or {}).items())
+        return (f"{errored} of {errored + runs} runs errored ({classes}): these figures cannot be trusted; "
+                "fix the cause and continue with --resume")
+    if not any(earned_recommendation(r) for r in report["formats"]):
+        calls = sum(int(r.get("call_tasks") or 0) for r in report["formats"])
+        return (f"no format passed any task that needs a call (0 of {calls} call-task runs over "
+                f"{len(report['formats'])} formats), so none is recommended")
+    return None
+
+
 def build_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
-    best, runner = best_and_runner_up(report["formats"])
+    reason = no_recommendation_reason(report)
+    best, runner = (None, None) if reason else best_and_runner_up(report["formats"])
     native, native_text = native_tools_status(report)
     tiers, tier_text = tier_status(report)
     sentences: list[str] = []
@@ -112,22 +140,21 @@ def build_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
         sentences.append(tier_text)
     margin = overlap = None
     if best is None:
-        sentences.append(f"No scored runs for {report['model']}.")
+        sentences.append(f"No recommendation for {report['model']}: {reason or 'no scored runs'}.")
     else:
         lead = (
-            f"Best format for {report['model']}: **{best['format']}**, task success "
-            f"{rate_ci(best['task_success'], best['ci_low'], best['ci_high'])} over {best['runs']} runs"
+            f"Best format for {report['model']}: **{best['format']}**, call tasks {call_figures(best)}, "
+            f"restraint {restraint_figures(best)}"
         )
         if runner is None:
-            sentences.append(lead + " (the only format measured).")
+            sentences.append(lead + " (the only format that passed a call task).")
         else:
-            margin = float(best["task_success"]) - float(runner["task_success"])
+            margin = float(best["call_task_success"]) - float(runner["call_task_success"])
             overlap = intervals_overlap(best, runner)
-            runner_figures = rate_ci(runner["task_success"], runner["ci_low"], runner["ci_high"])
             if margin == 0:
-                lead += f", tied on task success with {runner['format']} and ahead on parse success or speed"
+                lead += f", tied on call tasks with {runner['format']} and ahead on restraint, parse success or speed"
             else:
-                lead += f", {number(margin * 100, 0)} points ahead of {runner['format']} ({runner_figures})"
+                lead += f", {number(margin * 100, 0)} points ahead of {runner['format']} ({call_figures(runner)})"
             lead += "; the intervals overlap, so the lead is not significant yet." if overlap else "."
             sentences.append(lead)
     sentences.append(native_text)
@@ -139,11 +166,15 @@ def build_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
     sentences.append(f"Sources: {report['sources']['summary']}.")
     return {
         "text": " ".join(sentences),
+        "recommended": best is not None,
+        "no_recommendation_reason": reason if best is None else None,
         "best_format": best["format"] if best else None,
-        "best_task_success": best["task_success"] if best else None,
-        "best_ci": [best["ci_low"], best["ci_high"]] if best else None,
+        "best_task_success": best["call_task_success"] if best else None,
+        "best_ci": [best["call_ci_low"], best["call_ci_high"]] if best else None,
+        "best_call_passed": int(best["call_passed"]) if best else None,
+        "best_call_tasks": int(best["call_tasks"]) if best else None,
         "runner_up": runner["format"] if runner else None,
-        "runner_up_task_success": runner["task_success"] if runner else None,
+        "runner_up_task_success": runner["call_task_success"] if runner else None,
         "margin": margin,
         "intervals_overlap": overlap,
         "native_tools": native,

@@ -127,7 +127,7 @@ def test_reports_exist_validate_and_say_the_right_things(results: Path, tmp_path
 
     md = (out / "qwen3_4b" / "compatibility.md").read_text()
     assert md.startswith("# Tool-calling compatibility: qwen3:4b\n")
-    assert "| Format | Runs | Task success [95% CI] |" in md
+    assert "| Format | Runs | Call tasks [95% CI] | Restraint |" in md
     for fmt in ("native", "prompt-hermes", "prompt-json"):
         assert re.search(rf"^\| {fmt} \| ", md, re.M)
     assert "not measured" in md
@@ -141,7 +141,8 @@ def test_reports_exist_validate_and_say_the_right_things(results: Path, tmp_path
     assert "```text\n" in md and '"city": "Paris"' in md  # raw failing text, fenced
 
     csv = (out / "qwen3_4b" / "compatibility.csv").read_text()
-    assert csv.splitlines()[0].startswith("model,format,runs,task_success,ci_low,ci_high")
+    assert csv.splitlines()[0].startswith("model,format,runs,errored,unsupported,judged,passed,task_success,ci_low,ci_high")
+    assert "call_task_success,call_ci_low,call_ci_high" in csv.splitlines()[0]
     assert len(csv.splitlines()) == 4
 
     index = (out / "index.md").read_text()
@@ -240,14 +241,21 @@ def test_text_helpers():
 
 
 def _row(fmt: str, success: float, low: float, high: float, adherence: float | None, **extra: Any) -> dict:
+    """A format row of 20 call-task runs (the figures the verdict ranks on)."""
+    adherence_calls = 20
     return {"format": fmt, "runs": 20, "task_success": success, "ci_low": low, "ci_high": high,
+            "call_tasks": 20, "call_passed": round(success * 20), "call_task_success": success,
+            "call_ci_low": low, "call_ci_high": high, "restraint_tasks": 0, "restraint_passed": 0, "restraint": None,
             "parse_success": 1.0, "decode_tps": 30.0, "format_adherence": adherence,
+            "adherence_calls": adherence_calls if adherence is not None else 0,
+            "adherent_calls": round((adherence or 0) * adherence_calls),
             "escalation_attempts": 0, "blocked": 0, "executed_violations": 0, **extra}
 
 
 def _report(*rows: dict, errors: list | None = None) -> dict:
     return {"model": "m", "formats": list(rows), "errors": errors or [], "conformance": [],
-            "sources": {"summary": "20 runs live against ollama on test rig"}}
+            "sources": {"summary": "20 runs live against ollama on test rig", "runs": 20 * len(rows), "errored": 0,
+                        "errored_by_class": {}}}
 
 
 def test_verdict_native_statuses_and_tier_failure_first():

@@ -117,7 +117,7 @@ def test_cassette_files_follow_the_documented_layout(tmp_path: Path) -> None:
     assert recorded_models(tmp_path / "cassettes") == [MODEL]
 
 
-def test_missing_cassette_in_replay_is_a_conformance_failure(tmp_path: Path) -> None:
+def test_missing_cassette_in_replay_is_a_cassette_error_not_a_conformance_failure(tmp_path: Path) -> None:
     with ScriptedServer(default_turn=turn_from_callable(scripted_model)) as server:
         run_matrix(config(tmp_path, mode="record", host=server.url, formats=["native"]))
     gone = cassette_path(tmp_path / "cassettes", MODEL, "native", "examples/weather", "weather-tokyo", 0)
@@ -127,7 +127,8 @@ def test_missing_cassette_in_replay_is_a_conformance_failure(tmp_path: Path) -> 
     assert [r["scenario"] for r in failed] == ["weather-tokyo"]
     assert failed[0]["error"]["kind"] == "missing_cassette"
     assert str(gone) in failed[0]["error"]["message"]
-    assert result.exit_code == 1 and any("missing_cassette" in m for m in result.conformance_failures)
+    assert result.exit_code == 4 and result.conformance_failures == []
+    assert failed[0]["outcome"]["outcome"] == "errored" and failed[0]["outcome"]["error_class"] == "cassette"
     assert len(result.records) == 3  # the matrix went on
 
 

@@ -85,7 +85,7 @@ def test_pass_k_argument_checks_and_averaging():
 
 def _rec(model, fmt, ok, *, suite="core/single", scenario="s1", repeat=0, **scores):
     base = {
-        "task_success": ok, "calls_extracted": 1, "calls_meant": 1 if ok else 2, "leaks": 0,
+        "task_success": ok, "task_kind": "call", "calls_extracted": 1, "calls_meant": 1 if ok else 2, "leaks": 0,
         "args_checked": 1, "args_valid": 1, "adherence_calls": 1, "adherent_calls": 1 if ok else 0,
         "escalation_attempts": 0, "blocked": 0, "executed_violations": 0, "clean_termination": True,
         "conformance_failures": [], "decode_tps": 40.0 if ok else 20.0, "prompt_tps": 500.0,
@@ -147,14 +147,16 @@ def test_format_sensitivity_is_spread_across_formats():
     assert sens["std"] == pytest.approx(math.sqrt(((1 - 0.5) ** 2 + 0 + (0 - 0.5) ** 2) / 3))
 
 
-def test_ranking_uses_success_then_parse_then_speed():
+def test_ranking_uses_call_tasks_then_restraint_then_parse_then_speed():
     rows = [
-        {"format": "a", "task_success": 0.8, "parse_success": 0.9, "decode_tps": 10.0},
-        {"format": "b", "task_success": 0.8, "parse_success": 1.0, "decode_tps": 5.0},
-        {"format": "c", "task_success": 0.8, "parse_success": 1.0, "decode_tps": 9.0},
-        {"format": "d", "task_success": 0.9, "parse_success": 0.1, "decode_tps": None},
-        {"format": "e", "task_success": None, "parse_success": 1.0, "decode_tps": 99.0},
+        {"format": "a", "call_task_success": 0.8, "restraint": 1.0, "parse_success": 0.9, "decode_tps": 10.0},
+        {"format": "b", "call_task_success": 0.8, "restraint": 1.0, "parse_success": 1.0, "decode_tps": 5.0},
+        {"format": "c", "call_task_success": 0.8, "restraint": 1.0, "parse_success": 1.0, "decode_tps": 9.0},
+        {"format": "d", "call_task_success": 0.9, "restraint": 0.0, "parse_success": 0.1, "decode_tps": None},
+        {"format": "e", "call_task_success": None, "restraint": 1.0, "parse_success": 1.0, "decode_tps": 99.0},
+        {"format": "f", "call_task_success": 0.8, "restraint": 0.5, "parse_success": 1.0, "decode_tps": 99.0},
     ]
-    assert [r["format"] for r in rank_formats(rows)] == ["d", "c", "b", "a", "e"]
-    assert intervals_overlap({"ci_low": 0.2, "ci_high": 0.6}, {"ci_low": 0.5, "ci_high": 0.9})
-    assert not intervals_overlap({"ci_low": 0.7, "ci_high": 0.95}, {"ci_low": 0.1, "ci_high": 0.4})
+    assert [r["format"] for r in rank_formats(rows)] == ["d", "c", "b", "a", "f", "e"]
+    assert intervals_overlap({"call_ci_low": 0.2, "call_ci_high": 0.6}, {"call_ci_low": 0.5, "call_ci_high": 0.9})
+    assert not intervals_overlap({"call_ci_low": 0.7, "call_ci_high": 0.95}, {"call_ci_low": 0.1, "call_ci_high": 0.4})
+    assert intervals_overlap({"ci_low": 0.2, "ci_high": 0.6}, {"ci_low": 0.5, "ci_high": 0.9}, prefix="")

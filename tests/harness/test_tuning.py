@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from harness.scoring import SCORER_VERSION
 from harness.tuning import choose_profile, ranked_formats, recommendations, tune, tune_main
 from utp.formats import PRESETS
 from utp.tuned import load_tuned
@@ -19,7 +20,7 @@ def run_record(model: str, fmt: str, repeat: int, ok: bool, *, synthetic: bool =
     return {
         "schema": 1, "model": model, "format": fmt, "suite": "core/single_call", "scenario": "weather",
         "repeat": repeat, "mode": "replay", "synthetic": synthetic, "provenance": {}, "turns": [], "error": None,
-        "scores": {"scorer_version": 1, "task_success": ok, "calls_extracted": 1, "calls_meant": 1,
+        "scores": {"scorer_version": SCORER_VERSION, "task_success": ok, "task_kind": "call", "calls_extracted": 1, "calls_meant": 1,
                    "decode_tps": tps, "prompt_tps": 400.0, "errors": {}, "backend_errors": {},
                    "conformance_failures": [], "clean_termination": True},
     }
