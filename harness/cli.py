@@ -104,35 +104,11 @@ def _delegate(module: str, attribute: str, argv: Sequence[str], what: str) -> in
 # --------------------------------------------------------------------------- eval
 
 
-def _cassette_formats(cassette_dir: Path, models: Sequence[str]) -> list[str]:
-    from harness.records import model_slug
-    from utp.formats import PRESETS
-
-    found: dict[str, None] = {}
-    for model in models:
-        base = cassette_dir / model_slug(model)
-        for name in PRESETS:
-            if (base / name).is_dir():
-                found[name] = None
-    return list(found)
-
-
-def _cassette_repeats(cassette_dir: Path, models: Sequence[str]) -> int:
-    """How many repeats the models' cassettes hold (``<scenario>.r<k>.json``)."""
-    from harness.records import model_slug
-
-    highest = 0
-    for model in models:
-        for path in (cassette_dir / model_slug(model)).rglob("*.r*.json"):
-            suffix = path.name[: -len(".json")].rpartition(".r")[2]
-            if suffix.isdigit():
-                highest = max(highest, int(suffix) + 1)
-    return max(highest, 1)
-
-
 def cmd_eval(args: argparse.Namespace) -> int:
     from harness.progress import one_line, summary_table
-    from harness.runner import DEFAULT_OPTIONS, RunnerConfig, recorded_models, resolve_formats, run_matrix
+    from harness.runner import (
+        DEFAULT_OPTIONS, RunnerConfig, recorded_formats, recorded_models, recorded_repeats, resolve_formats, run_matrix,
+    )
     from harness.scenarios import SCENARIOS_ROOT, load_suites
 
     if args.record and args.replay:
@@ -163,11 +139,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.formats:
         formats = resolve_formats(args.formats)
     elif only_recorded:
-        formats = _cassette_formats(cassette_dir, models) or resolve_formats(None)
+        formats = recorded_formats(cassette_dir, models) or resolve_formats(None)
     else:
         formats = resolve_formats(None)
     if args.repeats is None:
-        args.repeats = _cassette_repeats(cassette_dir, models) if only_recorded else 1
+        args.repeats = recorded_repeats(cassette_dir, models) if only_recorded else 1
     if args.repeats < 1:
         raise UsageError(f"--repeats must be at least 1 (got {args.repeats})")
     if args.concurrency < 1:
@@ -222,9 +198,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
              "suites, so nothing was replayed. Record them first: `make eval MODEL=<model> RECORD=1` "
              "(against a running server), or `make eval` with no MODEL to replay what is committed.", err=True)
         return EXIT_CASSETTES
-    for line in errored_summary(result.records):
+    shown = _this_evaluation(args.results_dir, models, formats, suites)
+    for line in errored_summary(shown):
         _say(line, err=True)
-    _say(summary_table(result.records))
+    _say(summary_table(shown))
     _say(one_line(result, args.results_dir), err=True)
     if result.stale_cassettes:
         _say(
@@ -246,6 +223,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if first:
             _say(first, err=True)
     return result.exit_code
+
+
+def _this_evaluation(results_dir: Path, models: Sequence[str], formats: Sequence[str], suites: Sequence[Any]) -> list[dict[str, Any]]:
+    """Every record of what this command asked for, runs finished in an earlier session (--resume) included."""
+    from harness.records import read_records
+
+    wanted = {(suite.id, scenario.id) for suite in suites for scenario in suite.scenarios}
+    return [r for r in read_records(results_dir, models=models)
+            if r.get("format") in formats and (r.get("suite"), r.get("scenario")) in wanted]
 
 
 def _forget_replays(results_dir: Path, models: Sequence[str]) -> None:

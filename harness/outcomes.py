@@ -106,9 +106,11 @@ class RunOutcome:
 
 
 def _failures(record: Mapping[str, Any]) -> Iterable[Any]:
+    """The run's own error, then each turn the server ended (a turn's other errors, such as an
+    unreadable call, are the model's doing and part of a completed run)."""
     yield record.get("error")
     for turn in record.get("turns") or []:
-        if turn.get("termination") == "backend_error" or turn.get("error"):
+        if turn.get("termination") == "backend_error":
             yield turn.get("error") or "error"
 
 

@@ -90,11 +90,6 @@ def _describe(key: Any) -> str:
     return " ".join(str(f) for f in fields if f) or str(key)
 
 
-def _pct(value: Any) -> str:
-    number = _float(value)
-    return "–" if number is None else f"{100 * number:.0f}%"
-
-
 def _float(value: Any) -> float | None:
     try:
         number = float(value)
@@ -108,53 +103,21 @@ def _num(value: Any, digits: int = 1) -> str:
     return "–" if number is None else f"{number:.{digits}f}"
 
 
-def _decode_tps(records: Iterable[Mapping[str, Any]]) -> float | None:
-    tokens = nanos = 0
-    for record in records:
-        for turn in record.get("turns") or []:
-            for round_ in turn.get("rounds") or []:
-                counters = round_.get("counters") or {}
-                if counters.get("completion_tokens") and counters.get("eval_ns"):
-                    tokens += counters["completion_tokens"]
-                    nanos += counters["eval_ns"]
-    return tokens / nanos * 1e9 if nanos else None
-
-
-def _local_rows(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Figures from the records themselves, for when harness.stats is not installed."""
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for record in records:
-        groups[(str(record.get("model")), str(record.get("format")))].append(record)
-    rows = []
-    for (model, fmt), group in sorted(groups.items()):
-        scores = [r.get("scores") or {} for r in group]
-        judged = [s for s in scores if s.get("task_success") is not None]
-        parse = [s["parse_success"] for s in scores if s.get("parse_success") is not None]
-        rows.append(
-            {
-                "model": model,
-                "format": fmt,
-                "runs": len(group),
-                "task_success": (sum(1 for s in judged if s["task_success"]) / len(judged)) if judged else None,
-                "parse_success": (sum(parse) / len(parse)) if parse else None,
-                "executed_violations": sum(int(s.get("executed_violations") or 0) for s in scores),
-                "decode_tps": _decode_tps(group),
-            }
-        )
-    return rows
-
-
 def summary_rows(records: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    try:
-        from harness.stats import aggregate
-    except ImportError:
-        return _local_rows(records)
+    from harness.stats import aggregate, rank_formats
+
     table = aggregate(records)
-    return [dict(row) for row in table.to_dict(orient="records")]
+    rows = [dict(row) for row in table.to_dict(orient="records")]
+    by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_model[str(row["model"])].append(row)
+    return [dict(r) for model in sorted(by_model) for r in rank_formats(by_model[model])]
 
 
 def summary_table(records: list[Mapping[str, Any]]) -> str:
-    """Per model × format: runs, task success, parse success, executed tier violations, decode tok/s."""
+    """Per model × format, best first: runs, call tasks and restraint with counts, parse, tier violations, tok/s."""
+    from harness.reporting.text import counted_rate
+
     rows = summary_rows(records)
     if not rows:
         return "(no runs)"
@@ -162,25 +125,26 @@ def summary_table(records: list[Mapping[str, Any]]) -> str:
         [
             row["model"],
             row["format"],
-            row["runs"],
-            _pct(row.get("task_success")),
-            _pct(row.get("parse_success")),
+            f"{row['runs']}" + (f" +{row['errored']} errored" if row.get("errored") else ""),
+            counted_rate(row.get("call_passed"), row.get("call_tasks")),
+            counted_rate(row.get("restraint_passed"), row.get("restraint_tasks")),
+            counted_rate(row.get("calls_extracted"), row.get("calls_meant")),
             int(_float(row.get("executed_violations")) or 0),
             _num(row.get("decode_tps")),
         ]
         for row in rows
     ]
-    headers = ["model", "format", "runs", "task success", "parse success", "tier violations executed", "decode tok/s"]
+    headers = ["model", "format", "runs", "call tasks", "restraint", "parse", "tier violations executed", "decode tok/s"]
     return tabulate(body, headers=headers, tablefmt="simple")
 
 
 def one_line(result: Any, results_dir: Any) -> str:
-    errors = sum(1 for r in result.records if r.get("error"))
+    errored = len(result.errored())
     parts = [f"{len(result.records)} run{'s' if len(result.records) != 1 else ''}"]
     if result.skipped:
         parts.append(f"{result.skipped} already done (--resume)")
-    if errors:
-        parts.append(f"{errors} with errors")
+    if errored:
+        parts.append(f"{errored} errored (not scored)")
     if result.conformance_failures:
         parts.append(f"{len(result.conformance_failures)} CONFORMANCE FAILURE(S)")
     return f"utp eval: {', '.join(parts)} in {result.elapsed_s:.1f} s; results in {results_dir}"

@@ -54,16 +54,35 @@ def _without_clock(scores: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in scores.items() if k not in CLIENT_CLOCK}
 
 
+def reading(record: dict[str, Any]) -> Any:
+    """What UTP made of the model's outputs (calls, decisions, answers, errors), clocks left out.
+
+    Scores are derived from this and the scenario whenever a report is built,
+    so a run is rewritten only when the reading itself changed.
+    """
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items() if k not in (*CLIENT_CLOCK, ROUND_CLOCK, "duration_s")}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    return scrub({"turns": record.get("turns") or [], "error": record.get("error")})
+
+
 def rescored_record(recorded: dict[str, Any], replayed: dict[str, Any], when: str, version: str) -> dict[str, Any] | None:
-    """``recorded`` with the replay's reading of the same outputs; None when the scores did not change."""
-    old, new = _without_clock(recorded.get("scores", {})), _without_clock(replayed.get("scores", {}))
-    if old == new:
+    """``recorded`` with the replay's reading of the same outputs; None when the reading did not change."""
+    if reading(recorded) == reading(replayed):
         return None
+    old, new = _without_clock(recorded.get("scores", {})), _without_clock(replayed.get("scores", {}))
     record = dict(recorded)
     record["scores"] = {**new, **{k: v for k, v in recorded.get("scores", {}).items() if k in CLIENT_CLOCK}}
     record["turns"] = _turns_with_recorded_clocks(replayed.get("turns", []), recorded.get("turns", []))
     record["error"] = replayed.get("error")
-    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if "outcome" in replayed:
+        record["outcome"] = replayed["outcome"]
+    changed = sorted(k for k in set(old) | set(new) if k in old and old.get(k) != new.get(k))
     record["rescored"] = {"at": when, "utp_version": version, "previous_scores": {k: old.get(k) for k in changed}}
     return record
 
@@ -83,20 +102,40 @@ def _turns_with_recorded_clocks(turns: list[dict[str, Any]], recorded: list[dict
     return out
 
 
+def replay_recorded(model: str, cassette_dir: Path, scratch: Path) -> list[dict[str, Any]]:
+    """Every recorded run of ``model`` replayed from its cassette by the runner, nothing written but ``scratch``.
+
+    Runs that errored when recorded error again and stay as they were; a
+    cassette that cannot be replayed or a conformance failure stops the
+    re-scoring, since the replay would not be the recorded run.
+    """
+    from harness.runner import RunnerConfig, recorded_formats, recorded_repeats, run_matrix
+    from harness.scenarios import load_suites
+
+    formats = recorded_formats(cassette_dir, [model])
+    if not formats:
+        raise RescoreError(f"no cassettes for {model} under {cassette_dir}")
+    config = RunnerConfig(models=[model], formats=formats, suites=load_suites(None), mode="replay",
+                          results_dir=scratch, cassette_dir=cassette_dir, only_recorded=True, concurrency=2,
+                          show_progress=False, repeats=recorded_repeats(cassette_dir, [model]))
+    result = run_matrix(config)
+    broken = result.cassette_errors()
+    if broken or result.conformance_failures:
+        first = (broken[0].get("error") or {}).get("message", "") if broken else result.conformance_failures[0]
+        raise RescoreError(f"replaying {model}'s cassettes failed ({first.splitlines()[0]}); "
+                           "its results were left as they were")
+    return result.records
+
+
 def rescore_model(model: str, results_dir: Path, cassette_dir: Path, when: str | None = None) -> int:
     """Replay ``model``'s cassettes and rewrite its changed recorded runs; returns how many changed."""
-    from harness.cli import main as utp_main
     from utp import __version__
 
     path = results_path(results_dir, model)
     if not path.exists():
         raise RescoreError(f"{path}: no results file for {model}")
     with tempfile.TemporaryDirectory(prefix="utp-rescore-") as scratch:
-        code = utp_main(["eval", "--model", model, "--replay", "--results-dir", scratch, "--cassette-dir", str(cassette_dir),
-                         "--no-reports", "--concurrency", "2"])
-        if code != 0:
-            raise RescoreError(f"replaying {model}'s cassettes failed (exit {code}); its results were left as they were")
-        replayed = {RunKey.of(r): r for r in read_records(scratch)}
+        replayed = {RunKey.of(r): r for r in replay_recorded(model, cassette_dir, Path(scratch))}
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     latest: dict[RunKey, int] = {}
     parsed: dict[int, dict[str, Any]] = {}
@@ -149,7 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"utp rescore: {exc}", file=sys.stderr)
         return 2
     for model, count in counts.items():
-        print(f"{model}: {count} recorded run(s) re-scored" if count else f"{model}: every recorded score stands")
+        print(f"{model}: {count} recorded run(s) re-read differently and re-scored" if count
+              else f"{model}: every recorded reading stands")
     if any(counts.values()) and not ns.no_reports:
         from harness.reporting import build_reports
 

@@ -101,6 +101,28 @@ def recorded_models(cassette_dir: str | Path) -> list[str]:
     return found
 
 
+def recorded_formats(cassette_dir: str | Path, models: Sequence[str]) -> list[str]:
+    """Presets the models have cassettes for, in preset order."""
+    found: dict[str, None] = {}
+    for model in models:
+        base = Path(cassette_dir) / model_slug(model)
+        for name in PRESETS:
+            if (base / name).is_dir():
+                found[name] = None
+    return list(found)
+
+
+def recorded_repeats(cassette_dir: str | Path, models: Sequence[str]) -> int:
+    """How many repeats the models' cassettes hold (``<scenario>.r<k>.json``)."""
+    highest = 0
+    for model in models:
+        for path in (Path(cassette_dir) / model_slug(model)).rglob("*.r*.json"):
+            suffix = path.name[: -len(".json")].rpartition(".r")[2]
+            if suffix.isdigit():
+                highest = max(highest, int(suffix) + 1)
+    return max(highest, 1)
+
+
 def recorded_request_settings(
     cassette: Cassette, default_options: dict[str, Any], default_stream: bool
 ) -> tuple[dict[str, Any], bool]:

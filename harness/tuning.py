@@ -26,18 +26,13 @@ from harness.records import TornRecordWarning
 from harness.reporting import strip_separator
 from harness.reporting.loading import ReportError, ensure_scores, load_records, load_scenarios
 from harness.reporting.text import counted_rate, number
-from harness.scenarios import SCENARIOS_ROOT as _SCENARIOS_ROOT
+from harness.scenarios import SCENARIOS_ROOT
 from harness.stats import aggregate, earned_recommendation, intervals_overlap, rank_formats
 from utp.formats import PRESETS
 from utp.tuned import TunedProfile, render_llmc_snippet, save_tuned
 
 DEFAULT_RESULTS_DIR = Path("reports/results")
 DEFAULT_OUT = Path("reports/tuned_profiles.toml")
-
-
-def default_scenarios_dir() -> Path:
-    """Scores are computed from the scenarios whenever results are read, so a scorer change needs no re-run."""
-    return _SCENARIOS_ROOT
 
 
 def ranked_formats(records: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -135,7 +130,7 @@ def tune_records(records: Iterable[Mapping[str, Any]]) -> dict[str, TunedProfile
 
 def _records(results_dirs: str | Path | Iterable[str | Path], scenarios_dir: str | Path | None) -> list[dict[str, Any]]:
     records = load_records(results_dirs)
-    return ensure_scores(records, load_scenarios(scenarios_dir or default_scenarios_dir()))
+    return ensure_scores(records, load_scenarios(scenarios_dir or SCENARIOS_ROOT))
 
 
 def tune(

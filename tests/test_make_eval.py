@@ -56,4 +56,4 @@ def test_make_eval_records_from_a_live_server_and_replays_without_one(tmp_path: 
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     rec, rep = scores(tmp_path / "results-record"), scores(tmp_path / "results-replay")
     assert rec and rec == rep
-    assert "prompt-hermes" in replayed.stdout and "task success" in replayed.stdout
+    assert "prompt-hermes" in replayed.stdout and "call tasks" in replayed.stdout

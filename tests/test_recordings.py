@@ -3,7 +3,8 @@
 `scenarios/cassettes/` holds runs of real models (the embedded SmolLM2 and
 Gemma 3) recorded with `utp eval --record`; `reports/results/` holds the run
 records written while recording. Replaying every cassette must give exactly
-the recorded scores (wall time and time to first token are not measured in
+the recorded reading (the calls, decisions and answers UTP made of the
+model's outputs; wall time and time to first token are not measured in
 replay), and the committed reports must show formats that really differ.
 """
 
@@ -17,23 +18,24 @@ from typing import Any
 import pytest
 
 from harness.cli import main
+from harness.outcomes import is_errored
 from harness.records import model_slug, read_records
+from harness.rescore import reading
 from harness.runner import recorded_models
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "scenarios" / "cassettes"
 RESULTS = ROOT / "reports" / "results"
 REAL_MODELS = ("local:smollm2-135m", "local:gemma3-270m")
-CLIENT_CLOCK = ("wall_s", "ttft_s")
 
 
-def recorded_runs(model: str) -> dict[tuple, dict[str, Any]]:
-    """The live scores written while recording (the latest recording of each run)."""
+def recorded_runs(model: str) -> dict[tuple, Any]:
+    """What UTP read from each recorded run (the latest recording of each run that has a cassette)."""
     runs = {}
     for record in read_records(RESULTS, latest_only=False, models=[model]):
         if record.get("mode") == "record":
             key = (record["format"], record["suite"], record["scenario"], record["repeat"])
-            runs[key] = {k: v for k, v in record["scores"].items() if k not in CLIENT_CLOCK}
+            runs[key] = reading(record)
     return runs
 
 
@@ -46,8 +48,13 @@ def test_the_repository_carries_recordings_of_both_real_models():
         assert recorded_runs(model), f"no recorded run records for {model}"
 
 
+def _errored(model: str, key: tuple) -> bool:
+    return any(is_errored(r) for r in read_records(RESULTS, models=[model])
+               if (r["format"], r["suite"], r["scenario"], r["repeat"]) == key)
+
+
 @pytest.mark.parametrize("model", REAL_MODELS)
-def test_replaying_the_cassettes_gives_the_recorded_scores(model: str, tmp_path: Path):
+def test_replaying_the_cassettes_gives_the_recorded_reading(model: str, tmp_path: Path):
     code = main(["eval", "--model", model, "--replay", "--results-dir", str(tmp_path / "results"),
                  "--reports-dir", str(tmp_path / "reports"), "--no-reports", "--concurrency", "4"])
     assert code == 0
@@ -55,11 +62,12 @@ def test_replaying_the_cassettes_gives_the_recorded_scores(model: str, tmp_path:
     for record in read_records(tmp_path / "results"):
         assert record["mode"] == "replay"
         key = (record["format"], record["suite"], record["scenario"], record["repeat"])
-        replayed[key] = {k: v for k, v in record["scores"].items() if k not in CLIENT_CLOCK}
+        replayed[key] = reading(record)
     recorded = recorded_runs(model)
-    assert replayed.keys() == recorded.keys()
-    differing = [key for key in recorded if recorded[key] != replayed[key]]
-    assert not differing, f"{len(differing)} runs score differently in replay, e.g. {differing[:3]}"
+    errored_when_recorded = {k for k in recorded.keys() - replayed.keys() if _errored(model, k)}
+    assert replayed.keys() == recorded.keys() - errored_when_recorded  # an errored run keeps no cassette
+    differing = [key for key in replayed if recorded[key] != replayed[key]]
+    assert not differing, f"{len(differing)} runs read differently in replay, e.g. {differing[:3]}"
 
 
 @pytest.mark.parametrize("model", REAL_MODELS)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import TornRecordWarning
+from harness.scenarios import SCENARIOS_ROOT
 from harness.reporting.csvreport import render_csv
 from harness.reporting.html import render_index_html
 from harness.reporting.jsonreport import model_report, render_json
@@ -67,11 +68,12 @@ def build_reports(
 ) -> list[Path]:
     """Write every model's compatibility.{md,json,csv} plus index.md and index.html; return the paths.
 
-    With ``scenarios_dir`` the records are rescored against the scenarios
-    found there; otherwise their stored scores are used.
+    Records are scored here, against the scenarios in ``scenarios_dir`` (the
+    project's suites by default): a report always reflects the current
+    scorer, and a scoring change never has to rewrite the recorded history.
     """
     records = load_records(results_dir)
-    scenarios = load_scenarios(scenarios_dir) if scenarios_dir is not None else None
+    scenarios = load_scenarios(scenarios_dir or SCENARIOS_ROOT)
     records = ensure_scores(records, scenarios)
     reports, excluded = build_model_reports(records)
     out = Path(out_dir)
@@ -91,7 +93,7 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
                         help="directory of run records (*.jsonl) (default: %(default)s)")
     parser.add_argument("--out", default=str(DEFAULT_OUT_DIR), help="where reports go (default: %(default)s)")
     parser.add_argument("--scenarios-dir", default=None,
-                        help="rescore records against the scenarios in this directory (default: use stored scores)")
+                        help="score records against the scenarios in this directory (default: the project's suites)")
     return parser
 
 

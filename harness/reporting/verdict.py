@@ -80,20 +80,23 @@ def tier_status(report: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def sources_summary(runs: int, provenance: Mapping[str, Any], synthetic_excluded: int = 0) -> str:
-    """``"48 runs recorded from ollama 0.12.10 on <hardware>, replayed"`` or the live equivalent."""
+    """``"48 runs recorded from ollama 0.12.10 on <hardware>"``, or replayed, or live."""
     engine = " ".join(
         part for part in (", ".join(provenance.get("engines") or []), ", ".join(provenance.get("server_versions") or []))
         if part
     ) or "an unrecorded engine"
     hardware = ", ".join(provenance.get("hardware") or []) or "unrecorded hardware"
     modes: Mapping[str, int] = provenance.get("modes") or {}
-    replayed = modes.get("replay", 0)
-    live = runs - replayed
+    phrases = {
+        "record": "recorded from {engine} on {hardware}",
+        "replay": "replayed from cassettes of {engine} on {hardware}",
+        "live": "live against {engine} on {hardware}",
+    }
     parts = []
-    if replayed:
-        parts.append(f"{replayed} run{'s' if replayed != 1 else ''} recorded from {engine} on {hardware}, replayed")
-    if live:
-        parts.append(f"{live} run{'s' if live != 1 else ''} live against {engine} on {hardware}")
+    for mode in ("record", "replay", "live"):
+        n = modes.get(mode, 0) if mode != "live" else runs - modes.get("record", 0) - modes.get("replay", 0)
+        if n > 0:
+            parts.append(f"{n} run{'s' if n != 1 else ''} " + phrases[mode].format(engine=engine, hardware=hardware))
     text = "; ".join(parts) if parts else "no runs"
     if synthetic_excluded:
         text += f" ({synthetic_excluded} synthetic run{'s' if synthetic_excluded != 1 else ''} excluded)"

@@ -45,7 +45,7 @@ def test_record_from_a_live_server_then_replay_gives_identical_scores(tmp_path: 
         asked = len(server.chat_bodies)
     assert code == 0 and asked > 0
     recorded_out = capsys.readouterr().out
-    assert "prompt-hermes" in recorded_out and "task success" in recorded_out
+    assert "prompt-hermes" in recorded_out and "call tasks" in recorded_out
     assert (tmp_path / "cassettes" / "scripted_latest" / "provenance.json").exists()
 
     code = main(["eval", "--model", MODEL, "--host", closed_port_url(), "--formats", formats, "--replay", *dirs(tmp_path, "-rep")])
