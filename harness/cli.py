@@ -107,7 +107,8 @@ def _delegate(module: str, attribute: str, argv: Sequence[str], what: str) -> in
 def cmd_eval(args: argparse.Namespace) -> int:
     from harness.progress import one_line, summary_table
     from harness.runner import (
-        DEFAULT_OPTIONS, RunnerConfig, recorded_formats, recorded_models, recorded_repeats, resolve_formats, run_matrix,
+        DEFAULT_OPTIONS, QUICK_FORMATS, QUICK_SUITES, RunnerConfig, recorded_formats, recorded_models, recorded_repeats,
+        resolve_formats, run_matrix,
     )
     from harness.scenarios import SCENARIOS_ROOT, load_suites
 
@@ -136,12 +137,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     elif mode == "replay" and not args.formats and not args.suite:
         # "replay this model": exactly what its cassettes hold; named formats/suites must all be there
         only_recorded = True
+    quick = not only_recorded and not args.formats and not args.suite
     if args.formats:
         formats = resolve_formats(args.formats)
     elif only_recorded:
         formats = recorded_formats(cassette_dir, models) or resolve_formats(None)
     else:
-        formats = resolve_formats(None)
+        formats = list(QUICK_FORMATS)
     if args.repeats is None:
         args.repeats = recorded_repeats(cassette_dir, models) if only_recorded else 1
     if args.repeats < 1:
@@ -156,6 +158,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     options = dict(DEFAULT_OPTIONS)
     options.update(parse_options(args.options))
     selectors = [s for value in args.suite or [] for s in value.split(",") if s.strip()]
+    if selectors == ["all"]:
+        selectors = []
+    elif quick:
+        selectors = list(QUICK_SUITES)
     suites = load_suites(selectors or None, root=Path(args.scenarios_root) if args.scenarios_root else SCENARIOS_ROOT)
     if not suites:
         raise UsageError("no scenario suites selected")
@@ -182,8 +188,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     )
     if replaying and not args.resume:
         _forget_replays(args.results_dir, models)
-    _say(f"Evaluating {len(models)} model(s) × {len(formats)} format(s) × {len(suites)} suite(s) × "
-         f"{args.repeats} repeat(s) [{mode}]", err=True)
+    runs = len(models) * len(formats) * sum(len(s.scenarios) for s in suites) * args.repeats
+    _say(f"Evaluating {len(models)} model(s) × {len(formats)} format(s) × {sum(len(s.scenarios) for s in suites)} "
+         f"scenario(s) × {args.repeats} repeat(s) = {runs} runs [{mode}]", err=True)
+    if quick:
+        _say(f"The quick default: the core suite under {', '.join(formats)}. FORMATS=all SUITE=all asks for the "
+             "full matrix (every suite under every preset: many times longer).", err=True)
     try:
         result = run_matrix(config)
     except KeyboardInterrupt:
@@ -354,8 +364,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="run the scenario matrix (live, recording or replaying cassettes)")
     ev.add_argument("--model", action="append", help="model spec (repeatable or comma list): NAME, ollama:NAME, openai:NAME, local:smollm2-135m, local:gemma3-270m")
     ev.add_argument("--host", help="server URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
-    ev.add_argument("--formats", help="comma list of format presets, or 'all' (default: all; see `utp formats`)")
-    ev.add_argument("--suite", action="append", help="suite ids, files or directories (default: every suite under scenarios/ except examples)")
+    ev.add_argument("--formats", help="comma list of format presets, or 'all' (default: a quick handful; see `utp formats`)")
+    ev.add_argument("--suite", action="append",
+                    help="suite ids, files or directories, or 'all' (default: core; with --formats: every suite)")
     ev.add_argument("--repeats", type=int, default=None,
                     help="runs per scenario and format (default: 1; when replaying what was recorded: as recorded)")
     ev.add_argument("--record", action="store_true", help="talk to the model and (re)write cassettes")
@@ -392,7 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from harness.cassettes import CassetteError
-    from harness.runner import RunnerError
+    from harness.runner import HostUnreachable, RunnerError
     from harness.scenarios import ScenarioError
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -409,6 +420,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(message, err=True)
         _say(f"utp: error: {len(exc.messages)} problem(s) in scenario files; nothing was run", err=True)
         return EXIT_USAGE
+    except HostUnreachable as exc:
+        _say(f"utp: error: {exc}", err=True)
+        return EXIT_ERRORED
     except (UsageError, RunnerError, CassetteError) as exc:
         _say(f"utp: error: {exc}", err=True)
         return EXIT_USAGE

@@ -33,6 +33,10 @@ from utp.formats import PRESETS, FormatBundle, get_preset
 #: sampling fixed so a run can be repeated (and its cassette replayed) exactly
 DEFAULT_OPTIONS: dict[str, Any] = {"temperature": 0, "seed": 42, "num_ctx": 4096, "num_predict": 256}
 PROVENANCE_CASSETTE = "provenance.json"
+#: ``make eval MODEL=...`` with no FORMATS/SUITE: presets that separate models well (the server's own tool
+#: parser, the two families local models are trained on, JSON and Python calls, taught by example or not)
+QUICK_FORMATS = ("native", "prompt-hermes", "fewshot-hermes", "fewshot-json", "prompt-pythonic")
+QUICK_SUITES = ("core",)
 MODES = ("live", "record", "replay")
 #: cassette mode per run mode (``None``: no cassette at all)
 CASSETTE_MODES: dict[str, str | None] = {"live": None, "record": "all", "replay": "none"}
@@ -40,6 +44,10 @@ CASSETTE_MODES: dict[str, str | None] = {"live": None, "record": "all", "replay"
 
 class RunnerError(Exception):
     """A configuration problem found before any run starts."""
+
+
+class HostUnreachable(RunnerError):
+    """The server (or embedded engine) cannot be used at all: nothing was run."""
 
 
 #: provenance failures that would fail every run of a model the same way: stop early, say why
@@ -525,7 +533,7 @@ class Runner:
             prov["host"] = replayed_from if transports.mode == "none" else self.config.host
         unreachable = [k for k in prov.get("error_kinds", []) if k in FATAL_PROVENANCE_ERRORS]
         if unreachable and transports.mode != "none":
-            raise RunnerError(f"{model}: {prov['errors'][-1]}; {FATAL_PROVENANCE_ERRORS[unreachable[0]]}")
+            raise HostUnreachable(f"{model}: {prov['errors'][-1]}; {FATAL_PROVENANCE_ERRORS[unreachable[0]]}")
         if isinstance(transport, CassetteTransport):
             if transport.cassette is not None and transport.mode != "none":
                 transport.cassette.header.update(_header(model, prov, prov.get("backend")))
