@@ -85,20 +85,10 @@ def probe_ollama(host: str, timeout_s: float = 1.0) -> str | None:
     return None
 
 
-def _optional(module: str, attribute: str) -> Any:
-    """A function another part of the project provides, or None while it does not exist."""
-    try:
-        return getattr(importlib.import_module(module), attribute)
-    except (ImportError, AttributeError):
-        return None
-
-
-def _delegate(module: str, attribute: str, argv: Sequence[str], what: str) -> int:
-    target = _optional(module, attribute)
-    if target is None:
-        raise UsageError(f"`utp {what}` is not available in this installation ({module}.{attribute} is missing)")
-    code = target(list(argv))
-    return int(code or 0)
+def _delegate(module: str, attribute: str, argv: Sequence[str]) -> int:
+    """Hand a subcommand its argv; its module is part of the project, so a failed import is a bug, not a skip."""
+    target = getattr(importlib.import_module(module), attribute)
+    return int(target(list(argv)) or 0)
 
 
 # --------------------------------------------------------------------------- eval
@@ -321,9 +311,9 @@ def cmd_formats(args: argparse.Namespace) -> int:
         for name, b in PRESETS.items()
     ]
     _say(tabulate(rows, headers=["preset", "definitions", "parser", "results", "prompt", "family"]))
-    families = _optional("utp.parsers", "family_names")
-    if families is not None:
-        _say("\nCall families: " + ", ".join(families()))
+    from utp.parsers import family_names
+
+    _say("\nCall families: " + ", ".join(family_names()))
     return EXIT_OK
 
 
@@ -410,7 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] in DELEGATED:
             module, attribute, _ = DELEGATED[argv[0]]
-            return _delegate(module, attribute, argv[1:], argv[0])
+            return _delegate(module, attribute, argv[1:])
         args = build_parser().parse_args(argv)
         return int(args.handler(args) or 0)
     except SystemExit as exc:  # argparse already printed usage and the error

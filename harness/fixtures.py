@@ -18,7 +18,7 @@ from typing import Any
 
 from utp.types import canonical_json
 
-from harness.scenarios import FixtureSpec, Scenario
+from harness.scenarios import UNKNOWN_FILE_KIND, FixtureSpec, Scenario, file_kind_for
 
 #: a text file larger than this is left out of a ``files: {root: ...}`` tree
 MAX_FILE_BYTES = 256_000
@@ -259,29 +259,21 @@ def _file_writer(config: dict[str, Any], tree: FileTree) -> Handler:
     return handler
 
 
-#: file behaviour by explicit ``kind:``, and the words that choose it from a tool name
-FILE_KINDS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], FileTree], Handler]]] = {
-    "write": (("write", "edit", "create", "save", "update", "append", "patch"), _file_writer),
-    "search": (("search", "grep", "find", "query"), _file_searcher),
-    "list": (("list", "ls", "dir", "tree", "browse"), _file_lister),
-    "read": (("read", "cat", "open", "view", "get", "show", "load"), _file_reader),
+#: file behaviour by kind (the scenario's ``kind:``, or the kind its tool's name implies)
+FILE_HANDLERS: dict[str, Callable[[dict[str, Any], FileTree], Handler]] = {
+    "write": _file_writer,
+    "search": _file_searcher,
+    "list": _file_lister,
+    "read": _file_reader,
 }
-
-
-def file_kind_for(tool_name: str, explicit: str | None = None) -> str:
-    if explicit:
-        return explicit
-    lowered = tool_name.lower()
-    for kind, (words, _) in FILE_KINDS.items():
-        if any(word in lowered for word in words):
-            return kind
-    raise FixtureError(f"tool {tool_name!r}: cannot tell which file behaviour it has; add `kind: read|list|search|write`")
 
 
 def _files(spec: FixtureSpec, state: "RunState", tool_name: str = "") -> Handler:
     config = spec.config["files"]
     kind = file_kind_for(tool_name, config.get("kind"))
-    return FILE_KINDS[kind][1](config, state.tree)
+    if kind is None:
+        raise FixtureError(f"tool {tool_name!r}: {UNKNOWN_FILE_KIND}")
+    return FILE_HANDLERS[kind](config, state.tree)
 
 
 # --------------------------------------------------------------------------- per-run state

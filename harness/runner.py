@@ -28,7 +28,8 @@ from harness.progress import Progress
 from harness.records import RECORD_SCHEMA, RunKey, append_record, completed_keys, is_done, model_slug
 from utp.backends.deadline import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_RESPONSE_DEADLINE_S, SharedPool
 from harness.scenarios import Scenario, Suite
-from utp.formats import PRESETS, FormatBundle, get_preset
+from utp.formats import PRESETS, get_preset
+from utp.negotiator import negotiated_for
 
 #: sampling fixed so a run can be repeated (and its cassette replayed) exactly
 DEFAULT_OPTIONS: dict[str, Any] = {"temperature": 0, "seed": 42, "num_ctx": 4096, "num_predict": 256}
@@ -158,33 +159,6 @@ def cassette_scenario_hash(path: Path) -> str | None:
         return None
     value = header.get("scenario_hash") if isinstance(header, dict) else None
     return value if isinstance(value, str) else None
-
-
-@dataclass(frozen=True)
-class PresetFormat:
-    """What ToolLoop needs from a negotiation, built straight from a preset (no tuning)."""
-
-    bundle: FormatBundle
-    definition_adapter: Any
-    result_adapter: Any
-    parser_factory: Callable[[Any], Any]
-    fallbacks: tuple[FormatBundle, ...] = ()
-    source: str = "explicit"
-
-
-def preset_format(name: str) -> PresetFormat:
-    from utp.adapters import get_definition_adapter, get_result_adapter
-    from utp.parsers import get_parser
-
-    bundle = get_preset(name)
-    return PresetFormat(
-        bundle=bundle,
-        definition_adapter=get_definition_adapter(
-            bundle.definition_format, family=bundle.prompt_family, few_shot=bundle.prompt_style == "few_shot"
-        ),
-        result_adapter=get_result_adapter(bundle.result_format, family=bundle.prompt_family),
-        parser_factory=lambda tools: get_parser(bundle.call_parser, tools),
-    )
 
 
 @dataclass
@@ -618,7 +592,7 @@ class Runner:
         loop = ToolLoop(
             backend,
             registry,
-            preset_format(spec.format),
+            negotiated_for(get_preset(spec.format)),  # the one assembly of a format, as agents get it
             model_name,
             options=options,
             limits=LoopLimits(max_rounds=scenario.max_rounds, call_timeout_s=self.config.call_timeout_s),

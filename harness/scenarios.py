@@ -187,6 +187,24 @@ class Suite:
     scenarios: list[Scenario]
 
 
+#: the words in a tool's name that choose its file fixture's behaviour when the scenario gives no ``kind:``
+FILE_KIND_WORDS: dict[str, tuple[str, ...]] = {
+    "write": ("write", "edit", "create", "save", "update", "append", "patch"),
+    "search": ("search", "grep", "find", "query"),
+    "list": ("list", "ls", "dir", "tree", "browse"),
+    "read": ("read", "cat", "open", "view", "get", "show", "load"),
+}
+UNKNOWN_FILE_KIND = "cannot tell which file behaviour it has; add `kind: read|list|search|write`"
+
+
+def file_kind_for(tool_name: str, explicit: str | None = None) -> str | None:
+    """The file behaviour a tool has: the explicit ``kind:``, else the first kind a word of its name names."""
+    if explicit:
+        return explicit
+    lowered = tool_name.lower()
+    return next((kind for kind, words in FILE_KIND_WORDS.items() if any(w in lowered for w in words)), None)
+
+
 DEFAULT_TIER = "crawl"
 DEFAULT_MAX_ROUNDS = 6
 DEFAULT_MATCH = "strict"
@@ -412,13 +430,8 @@ def _semantic_problems(data: dict[str, Any], where: str, lines: _LineIndex, base
                 if tool["parameters"].get("type", "object") != "object":
                     problem(tpath + ("parameters", "type"), "tool parameters must be a JSON Schema of type object")
             files = tool["fixture"].get("files")
-            if files and "kind" not in files:
-                from harness.fixtures import FixtureError, file_kind_for
-
-                try:
-                    file_kind_for(tool["name"])
-                except FixtureError as exc:
-                    problem(tpath + ("fixture", "files"), str(exc))
+            if files and "kind" not in files and file_kind_for(tool["name"]) is None:
+                problem(tpath + ("fixture", "files"), f"tool {tool['name']!r}: {UNKNOWN_FILE_KIND}")
             if files and "root" in files:
                 root = (base_dir / files["root"]).resolve()
                 if not root.is_dir():

@@ -288,3 +288,20 @@ def test_unreachable_server_or_unknown_model_stops_early_with_a_clear_error(tmp_
     with pytest.raises(RunnerError, match="unknown local model"):
         run_matrix(config(tmp_path, models=["local:no-such-model"]))
     assert read_records(tmp_path / "results") == []
+
+
+def test_a_native_preset_that_also_teaches_keeps_its_taught_native_adapter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner assembles a format exactly as an agent gets it (utp.negotiator.negotiated_for): a native
+    preset with a prompt style sends the tools natively AND teaches the family in the system prompt."""
+    from utp.formats import PRESETS, FormatBundle
+
+    taught = FormatBundle("ollama", "auto", "ollama", "instructions", "hermes")
+    monkeypatch.setitem(PRESETS, "native-taught", taught)
+    with ScriptedServer(default_turn=turn_from_callable(scripted_model)) as server:
+        result = run_matrix(config(tmp_path, mode="live", host=server.url, formats=["native-taught"]))
+        bodies = server.chat_bodies
+    assert result.exit_code == 0 and bodies
+    first = bodies[0]
+    assert first.get("tools"), "tools were not sent natively"
+    system = next(m["content"] for m in first["messages"] if m["role"] == "system")
+    assert "<tool_call>" in system  # the hermes family is taught as well

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.fixtures import FileTree, FixtureError, build_handlers, build_registry, file_kind_for
+from harness.fixtures import FileTree, FixtureError, build_handlers, build_registry
 from harness.scenarios import (
+    file_kind_for,
     SCHEMA_PATH,
     ScenarioError,
     _acceptable,
@@ -290,8 +291,7 @@ def test_file_tree_refuses_escapes_and_names_choose_behaviour() -> None:
         tree.read("a")
     assert tree.list("a") == ["b.txt"]
     assert [file_kind_for(n) for n in ("read_file", "list_dir", "search_code", "write_file")] == ["read", "list", "search", "write"]
-    with pytest.raises(FixtureError, match="kind"):
-        file_kind_for("frobnozz")
+    assert file_kind_for("frobnozz") is None and file_kind_for("frobnozz", "read") == "read"
 
 
 @settings(max_examples=50)
