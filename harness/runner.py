@@ -413,13 +413,15 @@ class Runner:
     # -- planning ------------------------------------------------------------------
 
     def plan(self) -> list[RunSpec]:
+        # scenario-major: every format gets the same scenarios first, so a long recording stopped at
+        # any point (hours on 2 cores) still compares formats on equal ground
         specs = [
             RunSpec(model, fmt, scenario, repeat)
             for model in self.config.models
-            for fmt in self.config.formats
+            for repeat in range(self.config.repeats)
             for suite in self.config.suites
             for scenario in suite.scenarios
-            for repeat in range(self.config.repeats)
+            for fmt in self.config.formats
         ]
         if self.config.only_recorded:
             recorded = [s for s in specs if self._cassette(s).exists()]
