@@ -29,6 +29,7 @@ from harness.records import RECORD_SCHEMA, RunKey, append_record, completed_keys
 from utp.backends.deadline import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_RESPONSE_DEADLINE_S, SharedPool
 from harness.scenarios import Scenario, Suite
 from utp.formats import PRESETS, get_preset
+from utp.types import Decision
 from utp.negotiator import negotiated_for
 
 #: sampling fixed so a run can be repeated (and its cassette replayed) exactly
@@ -660,7 +661,7 @@ def executed_violations(record: dict[str, Any]) -> list[str]:
         for round_ in turn.get("rounds") or []:
             for call in round_.get("calls") or []:
                 tier = tiers.get(str(tool_tiers.get(call.get("name"), "crawl")), 0)
-                if call.get("decision") == "executed" and tier > allowed:
+                if call.get("decision") == Decision.EXECUTED and tier > allowed:
                     found.append(f"tier violation executed: {call.get('name')} in turn {t_index}")
     return found
 

@@ -45,7 +45,7 @@ from utp.intent import DEFAULT_RULES, IntentRule, detect_intent_tier
 from utp.pathguard import PathGuard, PathViolation, path_parameters
 from utp.providers import ProviderAdapter, call_maybe_async, to_tool_result
 from utp.tooldefs import normalize_tool
-from utp.types import ErrorKind, Tool, ToolCall, ToolResult, ToolTier
+from utp.types import Decision, ErrorKind, Tool, ToolCall, ToolResult, ToolTier
 from utp.validation import compile_schema, validate_arguments
 
 #: ``confirm(tool, arguments) -> bool`` (sync or async): may this call run?
@@ -81,8 +81,9 @@ class CheckDecision:
     tool: Tool | None = None
 
     @property
-    def decision(self) -> str:
-        return "allowed" if self.allowed else (self.error_kind.value if self.error_kind else "refused")
+    def decision(self) -> "Decision | str":
+        """``"allowed"``, or the :class:`~utp.types.Decision` a refusal is recorded as."""
+        return "allowed" if self.allowed else Decision.refused(self.error_kind)
 
     def to_dict(self) -> dict[str, Any]:
         return {
