@@ -109,7 +109,7 @@ class Qwen3CoderFamily(CallFamily):
         **dict.fromkeys(BLOCKS, r"\s*<function="),
         FUNCTION: rf"[^<>{{]{{0,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+(?:<parameter=|</function>)",
     }
-    aliases = ("qwen_xml", "qwen3_coder_xml", "qwen3-coder")
+    aliases = ("qwen3_coder_xml", "qwen3-coder")
     summary = "Qwen3-Coder: <tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call>"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
