@@ -443,6 +443,7 @@ class Runner:
         todo = [s for s in planned if not is_done(done, s.key, s.scenario.scenario_hash)]
         skipped = len(planned) - len(todo)
         progress = self.progress or Progress(total=len(todo), enabled=self.config.show_progress)
+        progress.announce(skipped, self.config.mode)
         records: list[dict[str, Any]] = []
         failures: list[str] = []
         stopped: str | None = None
