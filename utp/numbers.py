@@ -108,6 +108,17 @@ def spell_huge_ints(value: Any) -> Any:
     return value
 
 
+def safe_repr(value: Any) -> str:
+    """``repr(value)`` for a diagnostic, with an int too long to print spelled as its digits."""
+    try:
+        return repr(value)
+    except ValueError:
+        try:
+            return repr(spell_huge_ints(value))
+        except ValueError:
+            return f"<{type(value).__name__} that cannot be printed>"
+
+
 @lru_cache(maxsize=64)
 def _power_of_ten(exponent: int) -> int:
     return 10**exponent
