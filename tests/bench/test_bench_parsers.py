@@ -274,6 +274,18 @@ def test_bench_streaming_without_tools(benchmark, file_median) -> None:
     file_median(f"stream:4_chars, no tools ({len(chunks)} chunks)")
 
 
+@pytest.mark.parametrize("how", ["one chunk", "one-shot"])
+def test_bench_large_chunk_of_openers(benchmark, file_median, how: str) -> None:
+    """``"[" * 40000`` as ONE chunk against the same text parsed at once (a stream once took 7.8 s)."""
+    text = "[" * 40_000
+    if how == "one-shot":
+        run = lambda: len(get_parser("auto").parse(text).content)  # noqa: E731
+    else:
+        run = lambda: _consume(StreamParser(), [text])  # noqa: E731
+    benchmark.pedantic(run, rounds=5, iterations=1, warmup_rounds=1)
+    file_median(f"openers:{how}")
+
+
 class _FloorParser:
     """The least a Python stream parser can do per chunk: one method call, one event back."""
 
