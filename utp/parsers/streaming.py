@@ -592,10 +592,10 @@ class StreamParser:
                 return False  # no closing character since the last read: only "not a call" could be new
             found, problems = try_extract(candidates, text, start, self._ctx, self._floor)
         if found is not None:
-            if not final and not found.final and found.end >= len(text) and not found.calls:
-                # a report running to the end of the text (a call still being written): read it
-                # again when a closer may have come, or on the growth schedule, not after every
-                # lookahead (over a long unclosed span that would be quadratic)
+            if not final and not found.final and (found.provisional or (found.end >= len(text) and not found.calls)):
+                # a report running to the end of the text (a call still being written), or a reading
+                # that later text may overturn: read it again when a closer may have come, or on the
+                # growth schedule, not after every lookahead (over a long span that would be quadratic)
                 self._found_end, self._open_report = found.end, True
                 return False
             if not final and not found.final and len(text) - found.end < LOOKAHEAD:
