@@ -72,6 +72,11 @@ def read_number(text: str) -> int | float | None:
     return number if number - number == 0 else None  # inf - inf is nan
 
 
+def int_or_digits(text: str) -> int | str:
+    """For ``json.loads(parse_int=…)``: the ``int``, or the digits themselves when too long to read."""
+    return text if too_long_digits(text) else int(text)
+
+
 def int_too_long(value: int) -> bool:
     """Whether ``str(value)`` would refuse ``value`` for its number of digits."""
     limit = digit_limit()

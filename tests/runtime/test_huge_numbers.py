@@ -94,3 +94,22 @@ async def test_the_loop_reports_a_huge_number_to_the_model(output):
     json.dumps(result.to_dict())
     tool_message = [m for m in srv.chat_bodies[1]["messages"] if m["role"] == "tool"]
     assert tool_message and "i: a number of" in tool_message[-1]["content"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_huge_integer_in_a_servers_native_call_is_reported_to_the_model(stream):
+    """Valid JSON from the server (Ollama re-emits the model's number): read, then reported, not 'not JSON'."""
+    call = '{"message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {"i": %s}}}]}, "done": true}'
+    handler = Recorder("ok")
+    first = Turn(raw_chunks=[call % ("1" * 5000)]) if stream else Turn(raw_body=call % ("1" * 5000))
+    with ScriptedServer([first, Turn(content="Done.")]) as srv:
+        backend = OllamaBackend(srv.url, retries=0)
+        try:
+            loop = ToolLoop(backend, _registry(handler), negotiated_for(get_preset("native")), "m", {}, LoopLimits(max_rounds=3), stream=stream)
+            result = await loop.run("go")
+        finally:
+            await backend.aclose()
+    assert handler.calls == [] and result.final_answer == "Done."
+    tool_message = [m for m in srv.chat_bodies[1]["messages"] if m["role"] == "tool"]
+    assert f"i: a number of 5000 digits is longer than the {LIMIT} digits" in tool_message[-1]["content"]
