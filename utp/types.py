@@ -271,5 +271,14 @@ def json_type_name(value: Any) -> str:
 
 
 def canonical_json(value: Any) -> str:
-    """Stable text for a JSON value: sorted keys, no spaces, floats as written."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """Stable text for a JSON value: sorted keys, no spaces, floats as written.
+
+    An ``int`` too long for ``str()`` (past Python's digit limit) is written
+    as a string of its exact digits rather than raising.
+    """
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    except ValueError:  # an int past Python's digit limit: written as its exact digits, in quotes
+        from utp.numbers import spell_huge_ints
+
+        return json.dumps(spell_huge_ints(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

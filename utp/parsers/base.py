@@ -60,6 +60,11 @@ class Extraction:
     come after ``end``, ``extract`` on that longer text gives this same
     extraction, final, ending after the closer. A stream completes it that way
     instead of reading the span again.
+    ``provisional`` says the reading rests on a marker *not* coming later in
+    the text (a Qwen3-Coder block closer inside an open value ends the call
+    only when no ``</function>`` follows): a stream holds such a span and
+    reads it again as the text grows, accepting it only at the end or once
+    the reading no longer rests on what is still to come.
     """
 
     end: int
@@ -69,6 +74,7 @@ class Extraction:
     thinking: str = ""
     final: bool = False
     closer: str = ""
+    provisional: bool = False
 
 
 class CallFamily(ABC):
