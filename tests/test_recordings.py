@@ -19,12 +19,15 @@ import pytest
 from harness.cli import main
 from harness.records import model_slug, read_records
 from harness.runner import recorded_models
+from tests.support.sweeps import full_sweeps
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "scenarios" / "cassettes"
 RESULTS = ROOT / "reports" / "results"
 REAL_MODELS = ("local:smollm2-135m", "local:gemma3-270m")
 CLIENT_CLOCK = ("wall_s", "ttft_s")
+#: scenarios per suite replayed by `make test` (every format, every suite); `make test-full` replays all
+QUICK_REPLAY_LIMIT = 2
 
 
 def recorded_runs(model: str) -> dict[tuple, dict[str, Any]]:
@@ -48,8 +51,10 @@ def test_the_repository_carries_recordings_of_both_real_models():
 
 @pytest.mark.parametrize("model", REAL_MODELS)
 def test_replaying_the_cassettes_gives_the_recorded_scores(model: str, tmp_path: Path):
+    """Every recorded run under `make test-full`; under `make test`, the first scenarios of every suite in every format."""
+    sample = [] if full_sweeps() else ["--limit", str(QUICK_REPLAY_LIMIT)]
     code = main(["eval", "--model", model, "--replay", "--results-dir", str(tmp_path / "results"),
-                 "--reports-dir", str(tmp_path / "reports"), "--no-reports", "--concurrency", "4"])
+                 "--reports-dir", str(tmp_path / "reports"), "--no-reports", "--concurrency", "4", *sample])
     assert code == 0
     replayed = {}
     for record in read_records(tmp_path / "results"):
@@ -57,6 +62,9 @@ def test_replaying_the_cassettes_gives_the_recorded_scores(model: str, tmp_path:
         key = (record["format"], record["suite"], record["scenario"], record["repeat"])
         replayed[key] = {k: v for k, v in record["scores"].items() if k not in CLIENT_CLOCK}
     recorded = recorded_runs(model)
+    if sample:
+        assert {(fmt, suite) for fmt, suite, *_ in replayed} == {(fmt, suite) for fmt, suite, *_ in recorded}
+        recorded = {key: recorded[key] for key in replayed if key in recorded}
     assert replayed.keys() == recorded.keys()
     differing = [key for key in recorded if recorded[key] != replayed[key]]
     assert not differing, f"{len(differing)} runs score differently in replay, e.g. {differing[:3]}"
