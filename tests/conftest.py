@@ -44,6 +44,7 @@ def _hypothesis_test(item: pytest.Item) -> Any:
     return test if getattr(test, "is_hypothesis_test", False) else None
 
 
+@pytest.hookimpl(tryfirst=True)  # before -k/-m deselect: every collected property is sized alike
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """In quick mode, size each property's stated ``max_examples`` with :func:`sweep_size`.
 
