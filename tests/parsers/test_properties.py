@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.sweeps import sweep_size
 from utp.parsers import family_names, get_family, parse_response
 from utp.parsers.base import ParseContext
 from utp.parsers.reasoning import REASONING_TAGS
@@ -30,8 +31,8 @@ from utp.types import ParsedResponse, Tool, ToolCall, json_type_name
 from utp.validation import validate_arguments
 
 FAMILIES = family_names()
-#: examples per family for the round trip; raise it for a deeper one-off run (300 passes)
-ROUND_TRIP_EXAMPLES = int(os.environ.get("UTP_ROUND_TRIP_EXAMPLES", "30"))
+#: examples per family for the round trip (sized down by `make test`); raise it for a deeper one-off run (300 passes)
+ROUND_TRIP_EXAMPLES = int(os.environ.get("UTP_ROUND_TRIP_EXAMPLES", sweep_size(30)))
 
 #: Reasoning tags are cut out of content before any family runs, for every
 #: family: a string argument containing one cannot survive the composite.
