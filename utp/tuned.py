@@ -200,6 +200,8 @@ def _snippet_comments(tuned: TunedProfile) -> list[str]:
         lines.append(summary)
     elif isinstance(ev.get("task_success"), (int, float)):
         summary = f"# task success {ev['task_success']:.3f}"
+        if isinstance(ev.get("ci_low"), (int, float)) and isinstance(ev.get("ci_high"), (int, float)):
+            summary += f" (95% interval {ev['ci_low']:.3f} to {ev['ci_high']:.3f})"
         if isinstance(ev.get("runs"), int):
             summary += f" over {ev['runs']} runs"
         lines.append(summary)

@@ -157,7 +157,11 @@ def test_delegated_subcommands_receive_their_arguments(tmp_path: Path, monkeypat
         seen.append(argv)
         return 0
 
-    monkeypatch.setattr(cli, "_optional", lambda module, attribute: fake)
+    import harness.bfcl
+    import harness.tuning
+
+    monkeypatch.setattr(harness.tuning, "tune_main", fake)
+    monkeypatch.setattr(harness.bfcl, "main", fake)
     assert main(["tune", "--results-dir", "x", "--out", "y.toml"]) == 0
     assert main(["import-bfcl", "--sample", "3"]) == 0
     assert seen == [["--results-dir", "x", "--out", "y.toml"], ["--sample", "3"]]

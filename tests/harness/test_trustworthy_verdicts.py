@@ -75,7 +75,8 @@ def test_a_server_killed_mid_record_leaves_no_empty_cassette_stops_early_and_res
     for path, text in cassettes(tmp_path).items():
         assert json.loads(text)["exchanges"], f"{path} was written with no exchanges"
     errored = [r for r in interrupted.records if classify(r).outcome is Outcome.ERRORED]
-    assert errored and all(classify(r).error_class.value == "connection" for r in errored)
+    classes = {classify(r).error_class.value for r in errored}
+    assert "connection" in classes and classes <= {"connection", "server"}  # a reply cut by the kill is a server error
     assert not set(completed_keys(tmp_path / "results")) & {_key(r) for r in errored}  # errored is never "done"
 
     with ScriptedServer(default_turn=turn_from_callable(scripted_model)) as again:
