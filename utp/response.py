@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from utp.numbers import integer_text
+from utp.numbers import integer_text, spell_huge_ints
 
 
 @dataclass
@@ -102,7 +102,10 @@ def _text(value: Any) -> str:
             elif isinstance(get_field(part, "text"), str):  # mappings and SDK block objects
                 parts.append(get_field(part, "text"))
         return "".join(parts)
-    return integer_text(value) if isinstance(value, int) else str(value)  # str() raises past 4,300 digits
+    try:
+        return str(value)
+    except ValueError:  # an int past 4,300 digits, alone or inside a container: spelled as its digits
+        return str(spell_huge_ints(value)) if not isinstance(value, int) else integer_text(value)
 
 
 def _tool_use_blocks(content: Any) -> list[Any]:

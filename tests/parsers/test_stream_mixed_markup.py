@@ -45,10 +45,16 @@ def cut_texts(draw: st.DrawFn) -> tuple[str, list[int], dict[str, int]]:
 @given(cut_texts())
 def test_streaming_mixed_markup_gives_the_one_shot_content_and_calls(case: tuple[str, list[int], dict[str, int]]) -> None:
     text, cuts, options = case
+    streamed, one_shot = streamed_and_one_shot(text, cuts, **options)
+    assert streamed == one_shot
+
+
+def streamed_and_one_shot(text: str, cuts: list[int], **options: object) -> tuple[tuple[str, list], tuple[str, list]]:
+    """``(content, calls)`` of ``text`` streamed cut at ``cuts``, and of it parsed at once."""
     parsed = parse_response(text, tools=TOOLS, **options)
     bounds = sorted({c for c in cuts if 0 < c < len(text)})
     chunks = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)])]
     events, _ = stream_parse(chunks, tools=TOOLS, **options)
     content = "".join(e.text for e in events if type(e) is ContentDelta)
     calls = [(e.call.name, e.call.arguments) for e in events if type(e) is CallReady]
-    assert (content, calls) == (parsed.content, [(c.name, c.arguments) for c in parsed.tool_calls])
+    return (content, calls), (parsed.content, [(c.name, c.arguments) for c in parsed.tool_calls])

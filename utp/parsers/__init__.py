@@ -17,6 +17,7 @@ from collections import OrderedDict
 from typing import Any
 
 from utp.parsers.base import CallFamily, ParseContext, registered_families
+from utp.parsers.reasoning import template_opener
 from utp.protocols import ToolCallParser
 from utp.types import ParsedResponse
 
@@ -85,6 +86,7 @@ def get_parser(format: str | list[str] = AUTO, tools: Any = None, **options: Any
     agent loop parses every round against one tools list), so tool
     normalisation and scanner setup are paid once, not per response.
     """
+    template_opener(options)  # an unknown pre-filled reasoning tag is the caller's mistake: said now
     key = _parser_key(format, tools, options)
     if key is not None:
         hit = _PARSER_CACHE.get(key)

@@ -35,7 +35,7 @@ from utp.parsers.jsonrepair import CUT_MID_VALUE
 from utp.parsers.names import resolve_name
 from utp.parsers.native import parse_native_calls
 from utp.parsers.pyliteral import LiteralError, parse_literal
-from utp.parsers.reasoning import REASONING_TAGS, call_list_starts, join_around_spans, prefilled_reasoning, trailing_call_lines
+from utp.parsers.reasoning import REASONING_TAGS, call_list_starts, join_around_spans, prefilled_reasoning, template_opener, trailing_call_lines
 from utp.parsers.textscan import space_before
 from utp.response import view_response
 from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, Tool, ToolCall
@@ -773,6 +773,9 @@ class CompositeParser:
                 native, diagnostics = parse_native_calls(view.native_calls)
             else:
                 native, diagnostics = [], []
+        opener = template_opener(self.ctx.options)
+        if opener:  # the template wrote it: the output is read as following it
+            content = opener + content
         thoughts = [thinking.strip()] if thinking and not thinking.isspace() else []
         start, prefilled = prefilled_reasoning(content)
         if prefilled.strip():

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from utp.parsers.textscan import skip_space
 
@@ -39,6 +41,30 @@ REASONING_TAGS: tuple[tuple[str, str], ...] = (
 
 #: the closing tag of each reasoning block: text right after one starts what the model says
 REASONING_CLOSERS = tuple(closer for _, closer in REASONING_TAGS)
+#: the parse option naming the reasoning tag a chat template wrote before the output
+PREFILLED_OPTION = "prefilled_reasoning"
+
+
+def template_opener(options: Mapping[str, Any]) -> str:
+    """The opening reasoning tag the chat template wrote before the output ("" when none).
+
+    A template that pre-fills ``<think>`` makes the output start inside
+    reasoning. Parsing finds that out only when an orphan closer arrives,
+    which a stream may not have seen when it would announce a call; a caller
+    that knows says so with ``prefilled_reasoning=True`` (``<think>``) or the
+    tag itself, and the output is read as if that tag preceded it.
+    """
+    value = options.get(PREFILLED_OPTION)
+    if not value:
+        return ""
+    opener = "<think>" if value is True else value
+    if opener not in _CLOSER_OF:
+        known = ", ".join(_CLOSER_OF)
+        raise ValueError(f"{PREFILLED_OPTION}={value!r} is not a reasoning opening tag (known: {known})")
+    return opener
+
+
+_CLOSER_OF = dict(REASONING_TAGS)
 HARMONY_ANALYSIS = "<|channel|>analysis<|message|>"
 _HARMONY_ENDS = ("<|end|>", "<|start|>", "<|channel|>", "<|call|>", "<|return|>")
 
@@ -194,10 +220,19 @@ class GrowingAnswerStart:
 
     def _prefilled_end(self, text: str) -> int:
         """What :func:`prefilled_reasoning` gives: the first tag whose closer has no opener before it."""
+        return self.prefilled_closer(text)[1]
+
+    def prefilled_closer(self, text: str) -> tuple[int, int]:
+        """Where the closer ending pre-filled reasoning starts and ends in ``text`` (as updated); ``(0, 0)``: none yet."""
         for (opener, closer), close in zip(REASONING_TAGS, self._closer_at):
             if close >= 0 and text.find(opener, 0, close) < 0:
-                return close + len(closer)
-        return 0
+                return close, close + len(closer)
+        return 0, 0
+
+    @property
+    def prefilled(self) -> int:
+        """End of the pre-filled reasoning found so far (0: none)."""
+        return self._prefilled
 
     def _resume_walk(self, text: str) -> int:
         pos = self._walk

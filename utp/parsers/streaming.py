@@ -27,10 +27,14 @@ Chunks may be text deltas, Ollama ``/api/chat`` NDJSON objects (``message``
 with ``content``, ``thinking``, ``tool_calls``) or OpenAI chat-completion
 chunks (``choices[0].delta``; tool-call fragments assembled by ``index``).
 
-Known difference from one-shot parsing: output that *starts* inside
-reasoning (only ``</think>`` appears, the template pre-filled ``<think>``) is
-streamed as content; :meth:`StreamParser.result` re-reads the whole response
-and does file it under ``thinking``. Likewise a Kimi call whose opening tokens
+Output that *starts* inside reasoning (only ``</think>`` appears, the
+template pre-filled ``<think>``): once the ``</think>`` has arrived, all that
+is still undecided before it is thinking and no call in it is announced, as
+one-shot parsing reads it. What streamed before it arrived stays: text as
+content (:meth:`StreamParser.result` files it under ``thinking``), and a call
+announced the moment it closed. A caller whose template pre-fills reasoning
+says so (``prefilled_reasoning=True``, or the tag), and then the stream starts
+inside reasoning and agrees with one-shot parsing throughout. Likewise a Kimi call whose opening tokens
 were dropped (``NAME:0<|tool_call_argument_begin|>{...}``) is recognised only
 at the argument token, after its id has streamed as content; one-shot parsing
 removes the id with the call; a call that ends a reasoning block the output
@@ -61,7 +65,7 @@ from utp.parsers.composite import (
     withhold_call_cut_by_limit,
 )
 from utp.parsers.native import parse_native_calls
-from utp.parsers.reasoning import GrowingAnswerStart, forget_texts
+from utp.parsers.reasoning import GrowingAnswerStart, forget_texts, template_opener
 from utp.parsers.textscan import clear_cache
 from utp.response import get_field
 from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, ToolCall
@@ -120,7 +124,7 @@ class StreamParser:
         "_answer_start", "_calls", "_closed", "_closer_of", "_closing_at", "_closing_seen", "_ctx",
         "_diagnostics", "_emitted_any", "_finish", "_floor", "_found_end", "_held", "_hold", "_hold_pos",
         "_last_try", "_length", "_limit_at", "_next_closing", "_max_trigger", "_mode", "_native_items", "_native_keys", "_open_report",
-        "_openai_calls", "_parser", "_pattern", "_pending", "_pos", "_prefixes", "_quiet", "_scanner",
+        "_openai_calls", "_parser", "_pattern", "_pending", "_pos", "_prefix", "_prefixes", "_quiet", "_scanner",
         "_skip_leading", "_span_start", "_spans_left", "_span_trigger", "_starts", "_text", "_think_body", "_think_closer",
         "_thinking_field", "_waiting", "_waiting_problems", "_waiting_reads", "_watch", "_whole",
     )
@@ -172,6 +176,13 @@ class StreamParser:
         self._closed = False
         self._spans_left = call_span_limit(self._ctx)  # one-shot parsing reads as many (see MAX_CALL_SPANS)
         self._limit_at = -1  # where the last span the limit allows ended, once reached
+        # the reasoning tag the chat template wrote: the buffer starts with it, as the text one-shot
+        # parsing reads does, so both see the same reasoning (it is no part of ``text`` or ``result``)
+        self._prefix = template_opener(self._ctx.options)
+        if self._prefix:
+            self._pending.append(self._prefix)
+            self._length = len(self._prefix)
+            self._hold_pos = -1  # the first chunk takes the scanning path, which reads the tag
 
     def _use_scanner(self, scanner: TriggerScanner) -> None:
         self._scanner = scanner
@@ -390,7 +401,7 @@ class StreamParser:
 
     def result(self) -> ParsedResponse:
         """The whole response parsed at once (what :func:`parse_response` gives for it)."""
-        message: dict[str, Any] = {"role": "assistant", "content": self._joined()}
+        message: dict[str, Any] = {"role": "assistant", "content": self.text}
         if self._thinking_field:
             message["thinking"] = "".join(self._thinking_field)
         natives = list(self._native_items) + [self._openai_item(c) for _, c in sorted(self._openai_calls.items())]
@@ -404,7 +415,8 @@ class StreamParser:
     @property
     def text(self) -> str:
         """All content text received so far (raw, before any parsing)."""
-        return self._joined()
+        text = self._joined()
+        return text[len(self._prefix) :] if self._prefix else text
 
     # ------------------------------------------------------------ chunk shapes
 
@@ -478,6 +490,8 @@ class StreamParser:
 
     def _advance(self, final: bool, events: list[StreamEvent]) -> None:
         text = self._joined()
+        if self._answer_start.prefilled > self._pos:
+            self._end_prefilled_reasoning(text, events)
         while True:
             if self._mode == "think":
                 if not self._step_think(text, final, events):
@@ -529,6 +543,18 @@ class StreamParser:
         self._closing_seen = self._closing_after(text, at + len(trigger))
         self._closing_at = len(text) if self._closing_seen else 0
         return True
+
+    def _end_prefilled_reasoning(self, text: str, events: list[StreamEvent]) -> None:
+        """An orphan reasoning closer has arrived past what is decided: the output began inside
+        reasoning the template opened, so everything undecided before it is thinking, as in
+        one-shot parsing, and no span in it is read (a call there was only considered).
+        Text already streamed as content stays so (a documented difference)."""
+        close, end = self._answer_start.prefilled_closer(text)
+        self._think_out(text[self._pos : close], events)
+        self._pos = self._floor = end
+        self._mode = "content"
+        self._waiting, self._found_end, self._open_report = None, -1, False
+        self._begin_span()
 
     def _closing_after(self, text: str, pos: int) -> bool:
         """Is there a closing character in ``text[pos:]``?
