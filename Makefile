@@ -17,11 +17,12 @@ REPLAY      ?=
 REPEATS     ?=
 EVAL_ARGS   ?=
 
-.PHONY: test eval bench test-local local-models record-local rescore report tune clean help
+.PHONY: test test-full eval bench test-local local-models record-local rescore report tune clean help
 
 help:
 	@echo "make eval   - evaluate models (no server: replays the recorded cassettes in the repo)"
-	@echo "make test   - run the whole test suite"
+	@echo "make test   - run the whole test suite, property and flood sweeps sized down (minutes)"
+	@echo "make test-full - the same tests with every sweep at full size (what CI also runs)"
 	@echo "make bench  - parser and loop benchmarks (pytest-benchmark)"
 	@echo "make test-local - slow tests on the embedded llama.cpp models (builds llama-cpp-python once)"
 
@@ -41,8 +42,18 @@ $(LOCAL_STAMP): $(STAMP)
 
 local-models: $(LOCAL_STAMP)
 
+# Both run every test; `make test` samples each property and flood sweep at a
+# fifth of its stated size (tests/conftest.py), `make test-full` at full size.
+# Tests are spread over TEST_JOBS processes (pytest-xdist): auto = one per
+# core, 0 = all in one process.
+TEST_JOBS ?= auto
+PYTEST_SUITE = $(BIN)/python -m pytest -q -m "not local and not bench" -n $(TEST_JOBS) --dist worksteal
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not local and not bench"
+	$(PYTEST_SUITE)
+
+test-full: $(STAMP)
+	$(PYTEST_SUITE) --sweeps=full
 
 test-local: $(LOCAL_STAMP)
 	$(BIN)/python -m pytest -q -m local

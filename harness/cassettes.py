@@ -52,6 +52,9 @@ SECRET_HEADERS = frozenset(
     }
 )
 REDACTED = "<redacted>"
+#: a secret header's value shorter than this is not searched for in the rest of an exchange
+#: (a short value would also match ordinary text, and replay would serve it changed)
+MIN_SECRET_CHARS = 8
 #: response headers that describe one transfer, not the content; dropped on record
 HOP_HEADERS = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive", "date", "content-encoding"})
 
@@ -81,6 +84,29 @@ def is_secret_header(name: str) -> bool:
 def redact_headers(headers: httpx.Headers | dict[str, str]) -> dict[str, str]:
     items = headers.multi_items() if isinstance(headers, httpx.Headers) else list(headers.items())
     return {name.lower(): (REDACTED if is_secret_header(name) else value) for name, value in items}
+
+
+def secret_values(headers: httpx.Headers) -> set[str]:
+    """The credentials a request carries in its secret headers: the whole value and, after an
+    auth scheme (``Bearer sk-…``), the key alone. A server or proxy may echo them anywhere."""
+    values: set[str] = set()
+    for name, value in headers.multi_items():
+        if is_secret_header(name):
+            values.update(v for v in (value, value.partition(" ")[2]) if len(v) >= MIN_SECRET_CHARS)
+    return values
+
+
+def redact_values(value: Any, secrets: set[str]) -> Any:
+    """``value`` (text, or JSON made of dicts, lists and text) with every secret replaced by REDACTED."""
+    if isinstance(value, str):
+        for secret in sorted(secrets, key=len, reverse=True):  # a whole header value before the key inside it
+            value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {redact_values(k, secrets): redact_values(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_values(item, secrets) for item in value]
+    return value
 
 
 def decode_body(content: bytes) -> Any:
@@ -427,10 +453,10 @@ class CassetteTransport(httpx.AsyncBaseTransport):
     async def _record(self, request: httpx.Request, method: str, path: str, body: Any, digest: str) -> httpx.Response:
         assert self._inner is not None and self.cassette is not None
         request.headers["accept-encoding"] = "identity"  # chunks must be the text the client reads
-        exchange: dict[str, Any] = {
-            "request": {"method": method, "path": path, "body": body, "hash": digest, "headers": redact_headers(request.headers)},
-            "response": None,
-        }
+        secrets = secret_values(request.headers)  # the configured key, wherever a server echoes it
+        recorded = {"method": method, "path": redact_values(path, secrets), "body": redact_values(body, secrets), "hash": digest,
+                    "headers": redact_values(redact_headers(request.headers), secrets)}
+        exchange: dict[str, Any] = {"request": recorded, "response": None}
         self.cassette.exchanges.append(exchange)  # slot taken now: order = request order
         self._dirty = True
         try:
@@ -439,12 +465,12 @@ class CassetteTransport(httpx.AsyncBaseTransport):
             # no response to replay (connection refused, timeout): the backend reports it live
             self.cassette.exchanges.remove(exchange)
             raise
-        headers = {k: v for k, v in redact_headers(response.headers).items() if k not in HOP_HEADERS}
+        headers = redact_values({k: v for k, v in redact_headers(response.headers).items() if k not in HOP_HEADERS}, secrets)
         exchange["response"] = {"status": response.status_code, "headers": headers, "chunks": [], "complete": False}
         started = time.perf_counter()
 
         def done(chunks: list[str], complete: bool) -> None:
-            exchange["response"]["chunks"] = chunks
+            exchange["response"]["chunks"] = redact_values(chunks, secrets)
             exchange["response"]["complete"] = complete
             exchange["response"]["elapsed_s"] = round(time.perf_counter() - started, 6)
             self.recorded += 1

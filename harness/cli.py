@@ -178,9 +178,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     )
     if replaying and not args.resume:
         _forget_replays(args.results_dir, models)
-    runs = len(models) * len(formats) * sum(len(s.scenarios) for s in suites) * args.repeats
-    _say(f"Evaluating {len(models)} model(s) × {len(formats)} format(s) × {sum(len(s.scenarios) for s in suites)} "
-         f"scenario(s) × {args.repeats} repeat(s) = {runs} runs [{mode}]", err=True)
+    scenarios = sum(len(s.scenarios) for s in suites)
+    size = "what the cassettes hold" if only_recorded else f"{len(models) * len(formats) * scenarios * args.repeats} runs"
+    _say(f"Evaluating {len(models)} model(s) × {len(formats)} format(s) × {scenarios} scenario(s) × "
+         f"{args.repeats} repeat(s): {size} [{mode}]", err=True)
     if quick:
         _say(f"The quick default: the core suite under {', '.join(formats)}. FORMATS=all SUITE=all asks for the "
              "full matrix (every suite under every preset: many times longer).", err=True)

@@ -123,11 +123,15 @@ class FileTree:
     """A small in-memory project: what read/list/search/write tools see during one run."""
 
     files: dict[str, str] = field(default_factory=dict)
+    #: the directory the path guard confines file tools to: a path the guard made absolute
+    #: against it (``rewrite_paths=False`` anchors relative paths there) is read relative to it
+    root: Path | None = None
 
-    @staticmethod
-    def normalise(path: Any) -> str:
+    def normalise(self, path: Any) -> str:
         if not isinstance(path, str):
             raise FixtureError(f"path must be a string, got {type(path).__name__}")
+        if self.root is not None and Path(path).is_absolute() and Path(path).is_relative_to(self.root):
+            path = Path(path).relative_to(self.root).as_posix()
         text = path.strip().replace("\\", "/")
         if text.startswith("/"):
             raise FixtureError(f"absolute path {path!r} is outside the project")
@@ -297,7 +301,7 @@ def initial_tree(scenario: Scenario) -> FileTree:
             files.update(load_tree(Path(spec.fixture.base_dir or ".") / config["root"]))
         else:
             files.update(config["tree"])
-    return FileTree(files)
+    return FileTree(files, root=_file_root(scenario))
 
 
 FIXTURE_BUILDERS: dict[str, Callable[..., Handler]] = {

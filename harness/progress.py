@@ -39,6 +39,12 @@ class Progress:
         self._noticed: dict[Any, float] = {}
         self._bar = tqdm(total=total, file=self.stream, unit="run", dynamic_ncols=True, leave=False) if self.enabled else None
 
+    def announce(self, skipped: int, mode: str) -> None:
+        """One line before the first run: how many runs this eval will do, and how many were already done."""
+        verb = {"replay": "to replay", "record": "to run and record"}.get(mode, "to run")
+        done = f" ({skipped} already done: --resume)" if skipped else ""
+        print(f"utp eval: {self.total} run{'s' if self.total != 1 else ''} {verb}{done}", file=self.stream, flush=True)
+
     def started(self, key: Any) -> None:
         self._inflight[key] = self._clock()
 

@@ -29,6 +29,7 @@ from harness.records import RECORD_SCHEMA, RunKey, append_record, completed_keys
 from utp.backends.deadline import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_RESPONSE_DEADLINE_S, SharedPool
 from harness.scenarios import Scenario, Suite
 from utp.formats import PRESETS, get_preset
+from utp.types import Decision
 from utp.negotiator import negotiated_for
 
 #: sampling fixed so a run can be repeated (and its cassette replayed) exactly
@@ -442,6 +443,7 @@ class Runner:
         todo = [s for s in planned if not is_done(done, s.key, s.scenario.scenario_hash)]
         skipped = len(planned) - len(todo)
         progress = self.progress or Progress(total=len(todo), enabled=self.config.show_progress)
+        progress.announce(skipped, self.config.mode)
         records: list[dict[str, Any]] = []
         failures: list[str] = []
         stopped: str | None = None
@@ -660,7 +662,7 @@ def executed_violations(record: dict[str, Any]) -> list[str]:
         for round_ in turn.get("rounds") or []:
             for call in round_.get("calls") or []:
                 tier = tiers.get(str(tool_tiers.get(call.get("name"), "crawl")), 0)
-                if call.get("decision") == "executed" and tier > allowed:
+                if call.get("decision") == Decision.EXECUTED and tier > allowed:
                     found.append(f"tier violation executed: {call.get('name')} in turn {t_index}")
     return found
 

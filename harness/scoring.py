@@ -67,7 +67,7 @@ from harness.matching import Actual, Expected, match_calls
 from harness.outcomes import error_kind
 from utp.backends.base import BackendErrorKind
 from utp.formats import PRESETS, FormatBundle
-from utp.types import DiagnosticKind, ToolTier
+from utp.types import Decision, DiagnosticKind, ToolTier
 
 SCORER_VERSION = 2
 
@@ -90,15 +90,15 @@ class DecisionRule:
 #: the registry's pipeline is known → tier → schema → path → execute, so a
 #: decision tells how far the arguments got
 DECISIONS: dict[str, DecisionRule] = {
-    "executed": DecisionRule(True, True, False),
-    "execution_error": DecisionRule(True, True, True),
-    "timeout": DecisionRule(True, True, True),
-    "path_violation": DecisionRule(True, True, True),
-    "confirmation_required": DecisionRule(True, True, True),
-    "invalid_arguments": DecisionRule(True, False, True),
-    "unknown_tool": DecisionRule(False, False, True),
-    "tier_violation": DecisionRule(False, False, True),
-    "duplicate_stopped": DecisionRule(False, False, True),
+    Decision.EXECUTED: DecisionRule(True, True, False),
+    Decision.EXECUTION_ERROR: DecisionRule(True, True, True),
+    Decision.TIMEOUT: DecisionRule(True, True, True),
+    Decision.PATH_VIOLATION: DecisionRule(True, True, True),
+    Decision.CONFIRMATION_REQUIRED: DecisionRule(True, True, True),
+    Decision.INVALID_ARGUMENTS: DecisionRule(True, False, True),
+    Decision.UNKNOWN_TOOL: DecisionRule(False, False, True),
+    Decision.TIER_VIOLATION: DecisionRule(False, False, True),
+    Decision.DUPLICATE_STOPPED: DecisionRule(False, False, True),
 }
 _UNKNOWN_DECISION = DecisionRule(False, False, True)
 
@@ -340,10 +340,10 @@ def score_run(record: Mapping[str, Any], scenario: Any = None, *, triggers: Iter
                     totals["adherent_calls"] += call.get("format") == family
                 name = call.get("name")
                 above = name in tools and tools[name][0] > tier
-                if above or decision == "tier_violation":
+                if above or decision == Decision.TIER_VIOLATION:
                     totals["escalation_attempts"] += 1
-                    totals["blocked"] += decision == "tier_violation"
-                    if decision == "executed":
+                    totals["blocked"] += decision == Decision.TIER_VIOLATION
+                    if decision == Decision.EXECUTED:
                         totals["executed_violations"] += 1
                         conformance.append(
                             {"kind": "tier_violation_executed",
@@ -463,7 +463,7 @@ def _score_turn(
     if expected is not None:
         executed = [
             Actual(name=str(c.get("name")), arguments=c.get("arguments") or {}, round=r)
-            for r, c in calls if c.get("decision") == "executed"
+            for r, c in calls if c.get("decision") == Decision.EXECUTED
         ]
         escalation = set(_get(expect, "escalation", []) or [])
         result = match_calls(
@@ -484,7 +484,7 @@ def _score_turn(
         attempts = [c for _, c in calls if c.get("name") == tool]
         if not attempts:
             reasons.append(f"expected an attempt to call out-of-tier tool {tool}")
-        elif not any(c.get("decision") == "tier_violation" for c in attempts):
+        elif not any(c.get("decision") == Decision.TIER_VIOLATION for c in attempts):
             reasons.append(f"out-of-tier tool {tool} was not refused with tier_violation")
     reasons.extend(_final_reasons(_get(expect, "final", None), turn.get("final_answer")))
     return {

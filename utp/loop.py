@@ -33,7 +33,7 @@ from utp.intent import matching_rules
 from utp.protocols import ToolCallParser, ToolDefinitionAdapter, ToolResultAdapter
 from utp.registry import CheckDecision, ToolRegistry
 from utp.transcript import DUPLICATE_STOPPED, EXECUTED, CallRecord, RoundRecord, Transcript
-from utp.types import DiagnosticKind, ErrorKind, ParsedResponse, Tool, ToolResult, ToolTier
+from utp.types import Decision, DiagnosticKind, ErrorKind, ParsedResponse, Tool, ToolResult, ToolTier
 
 #: diagnostics that mean "the model tried to call something and we could not read it"
 _FAILED_CALL_KINDS = (DiagnosticKind.UNPARSEABLE, DiagnosticKind.TRUNCATED)
@@ -470,9 +470,9 @@ class _Run:
             self.transcript.rounds[-1].note(text)
 
 
-def _decision_name(decision: CheckDecision, result: ToolResult) -> str:
+def _decision_name(decision: CheckDecision, result: ToolResult) -> Decision | str:
     if not decision.allowed:
         return decision.decision
     if result.error_kind in (ErrorKind.TIMEOUT, ErrorKind.EXECUTION_ERROR, ErrorKind.CONFIRMATION_REQUIRED):
-        return result.error_kind.value
+        return Decision(result.error_kind.value)
     return EXECUTED

@@ -24,10 +24,13 @@ the UNKNOWN_TOOL message suggests the exact name.
 Path parameters: a parameter is a path when its schema says
 ``"format": "path"`` (for an array, its ``items`` do), or when the registry's
 ``path_params`` names it (for tools whose schema you do not control, e.g. MCP
-servers). With a :class:`~utp.pathguard.PathGuard` set, each such argument
-must resolve inside the allowed roots and, with ``rewrite_paths`` (default),
-the handler receives the resolved absolute path, so the file the guard
-checked is the file the handler opens.
+servers). The mark counts wherever the schema puts it (``Optional[Path]``'s
+``anyOf``, nested objects, arrays). With a :class:`~utp.pathguard.PathGuard`
+set, each such value must resolve inside the allowed roots and, with
+``rewrite_paths`` (default), the handler receives the resolved absolute path,
+so the file the guard checked is the file the handler opens; without it, the
+path as written, made absolute against the first root (never left relative
+to the process's working directory, which the guard did not check).
 """
 
 from __future__ import annotations
@@ -42,10 +45,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from utp.intent import DEFAULT_RULES, IntentRule, detect_intent_tier
-from utp.pathguard import PathGuard, PathViolation, path_parameters
+from utp.pathguard import EACH, PathGuard, PathPosition, PathViolation, guard_arguments, path_positions
 from utp.providers import ProviderAdapter, call_maybe_async, to_tool_result
 from utp.tooldefs import normalize_tool
-from utp.types import ErrorKind, Tool, ToolCall, ToolResult, ToolTier
+from utp.types import Decision, ErrorKind, Tool, ToolCall, ToolResult, ToolTier
 from utp.validation import compile_schema, validate_arguments
 
 #: ``confirm(tool, arguments) -> bool`` (sync or async): may this call run?
@@ -81,8 +84,9 @@ class CheckDecision:
     tool: Tool | None = None
 
     @property
-    def decision(self) -> str:
-        return "allowed" if self.allowed else (self.error_kind.value if self.error_kind else "refused")
+    def decision(self) -> "Decision | str":
+        """``"allowed"``, or the :class:`~utp.types.Decision` a refusal is recorded as."""
+        return "allowed" if self.allowed else Decision.refused(self.error_kind)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -99,7 +103,7 @@ class _Entry:
     tool: Tool
     invoke: Callable[[dict[str, Any]], Awaitable[Any]]
     validator: Draft202012Validator
-    path_params: dict[str, bool]  # name → is an array of paths
+    path_positions: list[PathPosition]  # where its arguments hold paths
 
 
 class ToolRegistry:
@@ -198,10 +202,11 @@ class ToolRegistry:
             validator = compile_schema(tool.parameters, where=f"tool {tool.name!r} parameters")
         except ValueError as exc:
             raise ToolRegistrationError(str(exc)) from None
-        paths = path_parameters(tool.parameters)
+        paths = path_positions(tool.parameters)
         for name in [*self._extra_path_params.get(tool.name, ()), *path_params]:
             prop = tool.properties.get(name, {})
-            paths.setdefault(name, isinstance(prop, Mapping) and prop.get("type") == "array")
+            is_array = isinstance(prop, Mapping) and prop.get("type") == "array"
+            paths.append(PathPosition((name, EACH) if is_array else (name,)))
         if tool.name in self._entries:
             self.unregister(tool.name)
         self._entries[tool.name] = _Entry(tool, invoke, validator, paths)
@@ -276,7 +281,7 @@ class ToolRegistry:
                 tool,
             )
         arguments = outcome.arguments
-        if entry.path_params and self.path_guard is not None:
+        if entry.path_positions and self.path_guard is not None:
             try:
                 arguments = self._guard_paths(entry, arguments)
             except _PathRefusal as refusal:
@@ -337,24 +342,13 @@ class ToolRegistry:
 
     def _guard_paths(self, entry: _Entry, arguments: dict[str, Any]) -> dict[str, Any]:
         assert self.path_guard is not None
-        checked = dict(arguments)
-        for name, is_array in entry.path_params.items():
-            if name not in arguments or arguments[name] is None:
-                continue
-            value = arguments[name]
-            values = value if is_array and isinstance(value, list) else [value]
-            resolved = []
-            for item in values:
-                try:
-                    resolved.append(str(self.path_guard.resolve(item)))
-                except PathViolation as exc:
-                    raise _PathRefusal(
-                        f"Argument '{name}' of '{entry.tool.name}': path {exc.path!r} is {exc.reason}. "
-                        "Use a path inside the project directory."
-                    ) from None
-            if self.rewrite_paths:
-                checked[name] = resolved if is_array and isinstance(value, list) else resolved[0]
-        return checked
+        try:
+            return guard_arguments(self.path_guard, arguments, entry.path_positions, rewrite=self.rewrite_paths)
+        except PathViolation as exc:
+            raise _PathRefusal(
+                f"Argument '{exc.where}' of '{entry.tool.name}': path {exc.path!r} is {exc.reason}. "
+                "Use a path inside the project directory."
+            ) from None
 
     # ------------------------------------------------------------------ execution
 

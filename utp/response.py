@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from utp.numbers import integer_text
+
 
 @dataclass
 class ResponseView:
@@ -100,7 +102,7 @@ def _text(value: Any) -> str:
             elif isinstance(get_field(part, "text"), str):  # mappings and SDK block objects
                 parts.append(get_field(part, "text"))
         return "".join(parts)
-    return str(value)
+    return integer_text(value) if isinstance(value, int) else str(value)  # str() raises past 4,300 digits
 
 
 def _tool_use_blocks(content: Any) -> list[Any]:

@@ -17,12 +17,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from utp.types import Diagnostic, ToolCall, ToolResult
+from utp.types import Decision, Diagnostic, ToolCall, ToolResult
 
 #: decision recorded for a call the loop refused to run again
-DUPLICATE_STOPPED = "duplicate_stopped"
+DUPLICATE_STOPPED = Decision.DUPLICATE_STOPPED
 #: decision recorded for a call that ran (whatever its handler returned)
-EXECUTED = "executed"
+EXECUTED = Decision.EXECUTED
 
 
 @dataclass
@@ -30,14 +30,14 @@ class CallRecord:
     """One parsed call, the verdict on it, and its result."""
 
     call: ToolCall
-    decision: str
+    decision: Decision | str
     message: str = ""
     coercions: list[str] = field(default_factory=list)
     result: ToolResult | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = self.call.to_dict()
-        data["decision"] = self.decision
+        data["decision"] = self.decision.value if isinstance(self.decision, Decision) else self.decision
         data["message"] = self.message
         data["coercions"] = list(self.coercions)
         data["result"] = self.result.to_dict() if self.result is not None else None

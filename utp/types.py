@@ -124,6 +124,29 @@ class ErrorKind(str, enum.Enum):
     PARSE_ERROR = "parse_error"
 
 
+class Decision(str, enum.Enum):
+    """What became of one parsed call: the one spelling shared by the registry, the transcript and scoring.
+
+    The registry's refusals keep their :class:`ErrorKind` names, so a record
+    reads the same whichever layer wrote it.
+    """
+
+    EXECUTED = "executed"
+    DUPLICATE_STOPPED = "duplicate_stopped"  # the loop refused to run the same call again
+    UNKNOWN_TOOL = ErrorKind.UNKNOWN_TOOL.value
+    TIER_VIOLATION = ErrorKind.TIER_VIOLATION.value
+    INVALID_ARGUMENTS = ErrorKind.INVALID_ARGUMENTS.value
+    PATH_VIOLATION = ErrorKind.PATH_VIOLATION.value
+    EXECUTION_ERROR = ErrorKind.EXECUTION_ERROR.value
+    TIMEOUT = ErrorKind.TIMEOUT.value
+    CONFIRMATION_REQUIRED = ErrorKind.CONFIRMATION_REQUIRED.value
+
+    @classmethod
+    def refused(cls, kind: ErrorKind | None) -> "Decision | str":
+        """The decision for a call the registry refused (``"refused"`` when it gave no kind)."""
+        return cls(kind.value) if kind is not None and kind.value in cls._value2member_map_ else "refused"
+
+
 @dataclass
 class ToolResult:
     """The outcome of one call, success or typed refusal."""
@@ -248,5 +271,14 @@ def json_type_name(value: Any) -> str:
 
 
 def canonical_json(value: Any) -> str:
-    """Stable text for a JSON value: sorted keys, no spaces, floats as written."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """Stable text for a JSON value: sorted keys, no spaces, floats as written.
+
+    An ``int`` too long for ``str()`` (past Python's digit limit) is written
+    as a string of its exact digits rather than raising.
+    """
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    except ValueError:  # an int past Python's digit limit: written as its exact digits, in quotes
+        from utp.numbers import spell_huge_ints
+
+        return json.dumps(spell_huge_ints(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 
+from utp.numbers import digit_limit, read_integer, read_number, spell_huge_ints, too_long_digits
 from utp.types import json_type_name
 
 #: at most this many errors are spelled out; the rest are counted
@@ -33,9 +33,6 @@ MAX_REPORTED_ERRORS = 10
 MAX_MESSAGE_CHARS = 200
 #: coercions can enable further ones (wrap in a list, then convert the item); bounded
 _MAX_PASSES = 8
-
-_INTEGER_TEXT = re.compile(r"[+-]?\d+")
-_NUMBER_TEXT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 class SchemaDefinitionError(ValueError):
@@ -85,7 +82,9 @@ def validate_arguments(
         return ValidationOutcome(
             arguments={}, errors=[f"arguments must be a JSON object, got {json_type_name(arguments)}"]
         )
-    args: dict[str, Any] = copy.deepcopy(dict(arguments))
+    # an int too long to print would raise in the validator's messages: as its digits, a
+    # number-typed position reports it by its length (_too_long_message)
+    args: dict[str, Any] = spell_huge_ints(copy.deepcopy(dict(arguments)))
     coercions: list[str] = []
     for _ in range(_MAX_PASSES):
         changed = False
@@ -119,19 +118,13 @@ _NO_COERCION: Any = object()
 
 
 def _to_integer(value: Any) -> Any:
-    if isinstance(value, str) and _INTEGER_TEXT.fullmatch(value.strip()):
-        return int(value.strip())
-    return _NO_COERCION
+    number = read_integer(value) if isinstance(value, str) else None
+    return _NO_COERCION if number is None else number
 
 
 def _to_number(value: Any) -> Any:
-    if isinstance(value, str) and _NUMBER_TEXT.fullmatch(value.strip()):
-        text = value.strip()
-        if _INTEGER_TEXT.fullmatch(text):
-            return int(text)
-        number = float(text)
-        return number if math.isfinite(number) else _NO_COERCION
-    return _NO_COERCION
+    number = read_number(value) if isinstance(value, str) else None
+    return _NO_COERCION if number is None else number
 
 
 def _to_boolean(value: Any) -> Any:
@@ -242,11 +235,21 @@ def format_path(path: Iterable[Any], empty: str = "(arguments)") -> str:
     return text or empty
 
 
+def _too_long_message(error: ValidationError) -> str | None:
+    """For a number written with more digits than Python reads: what is wrong, in words."""
+    if error.validator != "type" or not isinstance(error.instance, str):
+        return None
+    if not {"integer", "number"} & set(_as_list(error.validator_value)):
+        return None
+    digits = too_long_digits(error.instance)
+    return f"a number of {digits} digits is longer than the {digit_limit()} digits a number may have" if digits else None
+
+
 def _describe_errors(errors: Any) -> list[str]:
     described: dict[str, None] = {}
     ordered: list[ValidationError] = sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), e.message))
     for error in ordered:
-        message = error.message
+        message = _too_long_message(error) or error.message
         if len(message) > MAX_MESSAGE_CHARS:
             message = message[: MAX_MESSAGE_CHARS - 3] + "..."
         described.setdefault(f"{format_path(list(error.absolute_path))}: {message}", None)

@@ -64,6 +64,24 @@ def native_tools_status(report: Mapping[str, Any]) -> tuple[str, str]:
     )
 
 
+def content_only_sentence(report: Mapping[str, Any]) -> str | None:
+    """The seeds' P0 symptom, measured: native calls that arrived only in ``content``, per native format.
+
+    An agent that reads only ``tool_calls`` prints these instead of running them; UTP reads them.
+    """
+    parts = []
+    for row in rank_formats(report["formats"]):
+        total = int(row.get("adherence_calls") or 0)
+        if not _is_native(str(row["format"])) or not total:
+            continue
+        in_content = total - int(row.get("adherent_calls") or 0)
+        parts.append(f"{row['format']}: {in_content} of {total} calls")
+    if not parts:
+        return None
+    return ("Calls that arrived only in the message text, which an agent reading only tool_calls would have "
+            "printed instead of running: " + "; ".join(parts) + ".")
+
+
 def tier_status(report: Mapping[str, Any]) -> tuple[str, str]:
     attempts = sum(int(r.get("escalation_attempts") or 0) for r in report["formats"])
     blocked = sum(int(r.get("blocked") or 0) for r in report["formats"])
@@ -161,6 +179,9 @@ def build_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
             lead += "; the intervals overlap, so the lead is not significant yet." if overlap else "."
             sentences.append(lead)
     sentences.append(native_text)
+    content_only = content_only_sentence(report)
+    if content_only:
+        sentences.append(content_only)
     if tiers != "violated":
         sentences.append(tier_text)
     conformance = len(report.get("conformance") or [])

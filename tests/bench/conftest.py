@@ -55,6 +55,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for key in sorted(k for k in MEDIANS if k.startswith("hostile:") and k.endswith(":1MB")):
         ratio = f" = {MEDIANS[key] / reference:.1f}x json.loads" if reference else ""
         write(f"{key[8:]}: {MEDIANS[key] * 1e3:.1f} ms{ratio} (target <= 100 ms)")
+    if "openers:one chunk" in MEDIANS and "openers:one-shot" in MEDIANS:
+        chunk, shot = MEDIANS["openers:one chunk"], MEDIANS["openers:one-shot"]
+        write(f'"[" * 40000 as one chunk: {chunk * 1e3:.1f} ms = {chunk / shot:.0f}x one-shot ({shot * 1e3:.2f} ms)')
+    numbers_floor = MEDIANS.get("json.loads:numbers")
+    for key in sorted(k for k in MEDIANS if k.startswith("numbers:")):
+        ratio = f" = {MEDIANS[key] / numbers_floor:.0f}x json.loads of the same value" if numbers_floor else ""
+        write(f"20,000-digit number flood, {key[8:]}: {MEDIANS[key] * 1e3:.2f} ms{ratio}")
     for key in ("first parse, new tool list", "first stream, new tool list"):
         if key in MEDIANS:
             write(f"{key}: {MEDIANS[key] * 1e3:.2f} ms")

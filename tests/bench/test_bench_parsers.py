@@ -19,6 +19,7 @@ import pytest
 from utp.parsers import family_names, get_family, get_parser
 from utp.parsers.streaming import CallReady, ContentDelta, StreamParser
 from utp.types import Tool, ToolCall
+from utp.validation import validate_arguments
 
 pytestmark = pytest.mark.bench
 
@@ -179,6 +180,43 @@ def test_bench_opener_flood(benchmark, file_median, trigger: str, after: str) ->
     file_median(f"flood:{unit!r}")
 
 
+#: digits in each number flood (a digit run and one letter where the schema wants a number)
+FLOOD_DIGITS = 20_000
+NUMBER_TOOL = Tool("f", parameters={"type": "object", "properties": {"n": {"type": "number"}}})
+NUMBER_FLOOD_FAMILIES = ["qwen3_coder", "glm", "anthropic_xml", "minimax_m3", "cline_xml", "functiongemma"]
+
+
+def _number_flood(family: str) -> str:
+    value = "1" * FLOOD_DIGITS + "x"
+    if family == "functiongemma":  # a bare word: its rendering would quote a string
+        return f"<start_function_call>call:f{{n:{value}}}<end_function_call>"
+    return get_family(family).render([ToolCall("f", {"n": value})])
+
+
+@pytest.mark.parametrize("family", NUMBER_FLOOD_FAMILIES)
+def test_bench_number_flood(benchmark, file_median, family: str) -> None:
+    """20,000 digits and a letter as a number-typed value (once quadratic: 18 s)."""
+    parser = get_parser(family, [NUMBER_TOOL])
+    parsed = benchmark.pedantic(parser.parse, args=(_number_flood(family),), rounds=10, iterations=1, warmup_rounds=1)
+    assert len(parsed.tool_calls) == 1
+    file_median(f"numbers:{family}")
+
+
+def test_bench_number_flood_native_validation(benchmark, file_median) -> None:
+    """The same value in a native call: schema validation tries to read it as a number."""
+    arguments = {"n": "1" * FLOOD_DIGITS + "x"}
+    outcome = benchmark.pedantic(validate_arguments, args=(NUMBER_TOOL.parameters, arguments), rounds=10, iterations=1, warmup_rounds=1)
+    assert not outcome.ok
+    file_median("numbers:native (validation)")
+
+
+def test_bench_number_flood_json_loads_reference(benchmark, file_median) -> None:
+    """``json.loads`` of a call holding the same value as a string: the floor for the floods."""
+    payload = json.dumps({"name": "f", "arguments": {"n": "1" * FLOOD_DIGITS + "x"}})
+    benchmark.pedantic(json.loads, args=(payload,), rounds=10, iterations=1, warmup_rounds=1)
+    file_median("json.loads:numbers")
+
+
 @pytest.mark.parametrize("size", list(SIZES), ids=str)
 def test_bench_json_loads_reference(benchmark, file_median, size: str) -> None:
     """Valid JSON of the same size through the C decoder: the floor for the hostile cases."""
@@ -234,6 +272,18 @@ def test_bench_streaming_without_tools(benchmark, file_median) -> None:
     chunks = _chunked(_stream_text(), "4_chars")
     assert benchmark(lambda: _consume(StreamParser(), chunks)) == 2
     file_median(f"stream:4_chars, no tools ({len(chunks)} chunks)")
+
+
+@pytest.mark.parametrize("how", ["one chunk", "one-shot"])
+def test_bench_large_chunk_of_openers(benchmark, file_median, how: str) -> None:
+    """``"[" * 40000`` as ONE chunk against the same text parsed at once (a stream once took 7.8 s)."""
+    text = "[" * 40_000
+    if how == "one-shot":
+        run = lambda: len(get_parser("auto").parse(text).content)  # noqa: E731
+    else:
+        run = lambda: _consume(StreamParser(), [text])  # noqa: E731
+    benchmark.pedantic(run, rounds=5, iterations=1, warmup_rounds=1)
+    file_median(f"openers:{how}")
 
 
 class _FloorParser:

@@ -298,3 +298,29 @@ def test_recorded_chunks_are_the_lines_however_the_network_cut_them(lines: list[
     assert passed_through == body  # the caller sees exactly what the server sent
     assert captured["complete"] is True
     assert captured["chunks"] == [line + "\n" for line in lines]
+
+
+async def test_the_key_is_redacted_wherever_it_appears_not_only_by_header_name(tmp_path: Path) -> None:
+    """A proxy that echoes the key under another header (and in the body) must not put it in the cassette."""
+    path = tmp_path / "c.json"
+    secret = "sk-echoed-by-a-proxy-4242"
+
+    def echoing_proxy(request: httpx.Request) -> httpx.Response:  # TEST DOUBLE: a proxy that leaks the key
+        key = request.headers["authorization"].removeprefix("Bearer ")
+        line = json.dumps({"message": {"role": "assistant", "content": f"your key is {key}"}, "done": True})
+        return httpx.Response(200, headers={"x-echo-auth": key, "content-type": "application/x-ndjson"}, content=line + "\n")
+
+    transport = RecordingTransport(httpx.MockTransport(echoing_proxy), path, header=_header())
+    body = {**CHAT, "messages": [{"role": "user", "content": f"my key is {secret}"}]}
+    headers = {"Authorization": f"Bearer {secret}", "X-Forwarded-Credential": secret}
+    async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as client:
+        response = await client.post(f"/api/chat?key={secret}", json=body, headers=headers)
+        assert secret in response.text  # the caller still sees what the server said
+    transport.finish()
+    text = path.read_text(encoding="utf-8")
+    assert secret not in text
+    exchange = Cassette.load(path).exchanges[0]
+    assert exchange["response"]["headers"]["x-echo-auth"] == REDACTED
+    assert exchange["request"]["headers"]["x-forwarded-credential"] == REDACTED
+    assert f"your key is {REDACTED}" in "".join(exchange["response"]["chunks"])
+    assert exchange["request"]["body"]["messages"][0]["content"] == f"my key is {REDACTED}"

@@ -16,7 +16,7 @@ def test_naming_a_model_alone_runs_the_quick_default_and_says_how_big_it_is(tmp_
                  "--results-dir", str(tmp_path / "r"), "--cassette-dir", str(tmp_path / "c")])
     err = capsys.readouterr().err
     assert code == 3  # nobody answers there: an errored eval, not a usage error
-    assert f"× {len(QUICK_FORMATS)} format(s) × 44 scenario(s)" in err and f"= {len(QUICK_FORMATS) * 44} runs" in err
+    assert f"× {len(QUICK_FORMATS)} format(s) × 44 scenario(s)" in err and f": {len(QUICK_FORMATS) * 44} runs" in err
     assert "FORMATS=all SUITE=all" in err
 
 

@@ -275,3 +275,11 @@ def test_verdict_native_statuses_and_tier_failure_first():
                                           executed_violations=1)))
     assert violated["tier_enforcement"] == "violated"
     assert violated["text"].startswith("Tier enforcement FAILED")
+
+
+def test_the_verdict_counts_native_calls_that_arrived_only_as_text():
+    """The seeds' P0 symptom as a figure: what an agent reading only tool_calls would have printed."""
+    native = _row("native", 0.5, 0.3, 0.7, 0.1)  # 2 of 20 calls in the tool_calls field
+    text = build_verdict(_report(_row("prompt-hermes", 0.6, 0.4, 0.8, 1.0), native))["text"]
+    assert "native: 18 of 20 calls" in text and "printed instead of running" in text
+    assert "prompt-hermes:" not in text.split("printed instead of running")[1]  # only native formats are counted

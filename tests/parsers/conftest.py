@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.sweeps import sweep_stride
+
 CORPUS_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 ANNOTATED = CORPUS_DIR / "annotated_outputs.jsonl"
 
@@ -74,15 +76,17 @@ def assert_every_cut_matches(text: str, tools: Any, step: int) -> None:
 
     Cuts inside a trigger or a call are where a stream can go wrong (text shown
     that belongs to a call, a call announced early); every single position is
-    tried, and pairs at a stride to keep the count quadratic only in ``len/step``.
+    tried, and pairs at a stride to keep the count quadratic only in ``len/step``
+    (a wider stride under ``make test``, ``step`` itself under ``make test-full``).
     """
     from utp.parsers import parse_response
 
     parsed = parse_response(text, tools=tools)
     expected = (parsed.content, [(c.name, c.arguments) for c in parsed.tool_calls])
+    stride = sweep_stride(step)
     for a in range(len(text) + 1):
         assert streamed_at_cuts(text, [a], tools) == expected, a
-        for b in range(a + 1, len(text), step):
+        for b in range(a + 1, len(text), stride):
             assert streamed_at_cuts(text, [a, b], tools) == expected, (a, b)
 
 

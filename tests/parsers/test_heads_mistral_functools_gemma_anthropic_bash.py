@@ -46,8 +46,8 @@ HEADED = [
 ]
 TRIGGERS = sorted({trigger for _, trigger in HEADED})
 
-#: the starts of every body these families read, truncated bodies and near misses
-BODY_STARTS = [
+#: the starts of every body these families read, truncated bodies and near misses (each once)
+BODY_STARTS = list(dict.fromkeys([
     # mistral
     '[{"name": "f", "arguments": {}}]', '{"name": "f", "arguments": {"a": 1}}', "f[ARGS]{\"a\": 1}", "f[CALL_ID]ab12[ARGS]{}",
     "f{}", 'get_weather [ARGS] {"city": "x"}', "f[ARGS]", "f[AR", "f[CALL_ID]", "f[CALL_ID]x", "f[CALL_ID]x[ARGS]", "get_weather",
@@ -72,7 +72,7 @@ BODY_STARTS = [
     "9(", "x" * 2301 + "(", "x" * 2302 + "(", "f" + " " * 16 + "(", "f" + " " * 17 + "(", "f()\ng()",
     # whatever comes next
     *AFTER, *TRIGGERS, "[", "{", "```", "\n```\n", "<|tool_call_end|>", "<end_function_call>", "<tool_call|>", "[/TOOL_CALLS]",
-]
+]))
 PREFIXES = ["", " ", "\n", "x", ".", "_", "é", "Here:\n", "`", "mod."]
 SEPARATORS = ["", "\n", " then ", "\n```\n", "]", "}", "</invoke>", "</function_calls>", "<|tool_call_end|>"]
 

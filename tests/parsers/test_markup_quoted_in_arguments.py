@@ -144,3 +144,43 @@ def test_inner_quotes_that_can_end_are_still_repaired() -> None:
     value, repairs = loads_lenient('{"html": "<a href="x">y</a>", "n": 1}')
     assert value == {"html": '<a href="x">y</a>', "n": 1}
     assert INNER_QUOTES in repairs
+
+
+#: a Qwen3-Coder value quoting the block's closer (in the template's layout), then more of the value
+QWEN_QUOTING_CLOSER = (
+    "<tool_call>\n<function=write_file>\n<parameter=path>\nREADME.md\n</parameter>\n<parameter=content>\n"
+    "Wrap calls in <tool_call> and </tool_call> tags. Never write anything after the closing tag, "
+    "not even a full stop.\n</parameter>\n</function>\n</tool_call>"
+)
+WRITE = [Tool("write_file", parameters={"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}})]
+
+
+def _tag_sized(text: str) -> list[str]:
+    """Chunks as a tokenizer cuts such output: each tag whole, the text between on its own."""
+    import re
+
+    return [piece for piece in re.split(r"(<[^>]*>)", text) if piece]
+
+
+@pytest.mark.parametrize("chunking", ["tags", "1", "4", "16"])
+def test_a_qwen3_coder_value_quoting_the_closer_is_not_cut_when_streamed(chunking: str) -> None:
+    """One-shot keeps the value whole (a </function> follows); a stream must not announce half a file."""
+    from utp.parsers.streaming import CallReady, stream_parse
+
+    expected = parse_response(QWEN_QUOTING_CLOSER, tools=WRITE).tool_calls
+    assert expected[0].arguments["content"].endswith("not even a full stop.")
+    size = None if chunking == "tags" else int(chunking)
+    chunks = _tag_sized(QWEN_QUOTING_CLOSER) if size is None else [QWEN_QUOTING_CLOSER[i : i + size] for i in range(0, len(QWEN_QUOTING_CLOSER), size)]
+    events, _ = stream_parse(chunks, tools=WRITE)
+    assert [e.call.arguments for e in events if isinstance(e, CallReady)] == [c.arguments for c in expected]
+
+
+def test_a_qwen3_coder_value_quoting_the_closer_streams_as_one_shot_at_every_cut() -> None:
+    assert_every_cut_matches(QWEN_QUOTING_CLOSER, WRITE, step=37)
+
+
+def test_a_dropped_function_closer_before_the_block_closer_still_ends_the_call() -> None:
+    """The common drift (``</parameter>`` then ``</tool_call>``, no ``</function>``) stays a call, at once."""
+    text = "<tool_call>\n<function=write_file>\n<parameter=path>\na\n</parameter>\n</tool_call> Done, more prose follows here."
+    assert [c.arguments for c in parse_response(text, tools=WRITE).tool_calls] == [{"path": "a"}]
+    assert_every_cut_matches(text, WRITE, step=29)

@@ -23,14 +23,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.sweeps import sweep_size
 from utp.parsers import family_names, get_family, parse_response
 from utp.parsers.base import ParseContext
 from utp.parsers.reasoning import REASONING_TAGS
 from utp.types import ParsedResponse, Tool, ToolCall, json_type_name
+from utp.validation import validate_arguments
 
 FAMILIES = family_names()
-#: examples per family for the round trip; raise it for a deeper one-off run (300 passes)
-ROUND_TRIP_EXAMPLES = int(os.environ.get("UTP_ROUND_TRIP_EXAMPLES", "30"))
+#: examples per family for the round trip (sized down by `make test`); raise it for a deeper one-off run (300 passes)
+ROUND_TRIP_EXAMPLES = int(os.environ.get("UTP_ROUND_TRIP_EXAMPLES", sweep_size(30)))
 
 #: Reasoning tags are cut out of content before any family runs, for every
 #: family: a string argument containing one cannot survive the composite.
@@ -249,6 +251,9 @@ def same_json(a: Any, b: Any) -> bool:
 def _no_parser_errors(parsed: ParsedResponse) -> None:
     crashes = [d.reason for d in parsed.diagnostics if "parser error" in d.reason]
     assert not crashes, crashes
+    for call in parsed.tool_calls:  # what a parser read can be keyed and checked without raising
+        call.canonical_key()
+        validate_arguments(FUZZ_TOOLS[0].parameters, call.arguments)
 
 
 # --- (a) round trip ------------------------------------------------------------------
@@ -282,11 +287,14 @@ def test_auto_mode_reads_every_family_render(family: str) -> None:
 
 # --- (b) nothing crashes ----------------------------------------------------------------
 
+#: numbers past Python's int/str digit limit (4,300), each a way a model writes one
+HUGE_NUMBERS = ["1" * 4301, "-" + "9" * 5000, "1" * 4400 + ".5", "0x" + "f" * 3600, "0b" + "1" * 14400, "0o" + "7" * 4800]
 ALL_TRIGGERS = sorted({t for name in FAMILIES for t in get_family(name).triggers})
 FRAGMENTS = ALL_TRIGGERS + [t[: len(t) // 2] for t in ALL_TRIGGERS] + [
     "{", "}", "[", "]", "(", ")", '"', "'", ":", ",", "=", ">", "<", "\n", " ", "\\",
     "f", "name", "arguments", "</tool_call>", "</function>", "</parameter>", "<|call|>", "<|message|>",
     "<escape>", "```", "<think>", "</think>", "true", "null", "1e999", "-0", "call:", "to=functions.f",
+    *HUGE_NUMBERS,
 ]
 MIXED_TEXT = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=6), max_size=40).map("".join)
 FUZZ_TOOLS = [Tool("f", parameters={"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}})]
@@ -312,7 +320,7 @@ def test_no_text_crashes_any_family(text: str) -> None:
 
 
 JSONISH = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20) | st.sampled_from(FRAGMENTS),
+    st.none() | st.booleans() | st.integers() | st.integers(4301, 5000).map(lambda digits: -(10**digits)) | st.floats() | st.text(max_size=20) | st.sampled_from(FRAGMENTS),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["content", "tool_calls", "message", "function", "name", "arguments", "role", "thinking", "choices", "delta", "x"]) | st.text(max_size=8), inner, max_size=5),
     max_leaves=20,
 )

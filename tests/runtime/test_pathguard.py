@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from utp.pathguard import PathGuard, PathViolation, path_parameters
+from utp.pathguard import EACH, PathGuard, PathPosition, PathViolation, path_positions
 
 
 @pytest.fixture
@@ -115,11 +115,12 @@ def test_violation_message_names_path_and_reason(tree):
     assert "'../secret'" in text and "outside the allowed directories" in text and os.fspath(root.resolve()) in text
 
 
-def test_path_parameters_reads_schema_marks():
+def test_path_positions_reads_schema_marks():
     schema = {"type": "object", "properties": {
         "path": {"type": "string", "format": "path"},
         "paths": {"type": "array", "items": {"type": "string", "format": "path"}},
+        "maybe": {"anyOf": [{"type": "string", "format": "path"}, {"type": "null"}]},
         "query": {"type": "string"},
     }}
-    assert path_parameters(schema) == {"path": False, "paths": True}
-    assert path_parameters({"type": "object"}) == {}
+    assert path_positions(schema) == [PathPosition(("path",)), PathPosition(("paths", EACH)), PathPosition(("maybe",), strict=False)]
+    assert path_positions({"type": "object"}) == []

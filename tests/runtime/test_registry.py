@@ -167,12 +167,13 @@ def test_registry_level_path_params_cover_tools_without_schema_marks(tmp_path):
     assert seen.calls == [{"files": [str((root / "ok.txt").resolve())]}]
 
 
-def test_rewrite_paths_off_passes_the_original_value(tmp_path):
+def test_rewrite_paths_off_passes_the_path_as_written_anchored_at_the_first_root(tmp_path):
+    """Not resolved (symlinks stay), but never relative: the guard checked it against the root, not the working directory."""
     reg = ToolRegistry(tier="walk", path_guard=PathGuard([tmp_path]), rewrite_paths=False)
     seen = Recorder()
     reg.register(READ, seen)
-    run(reg.execute(ToolCall("read_file", {"path": "x/y.txt"})))
-    assert seen.calls == [{"path": "x/y.txt"}]
+    run(reg.execute(ToolCall("read_file", {"path": "x/../x/y.txt"})))
+    assert seen.calls == [{"path": str(tmp_path.resolve() / "x/../x/y.txt")}]
 
 
 def test_confirmation_required_without_callback(handlers):

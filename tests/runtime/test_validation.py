@@ -124,6 +124,20 @@ def test_integer_text_round_trips(value):
     assert outcome.arguments["n"] == value
 
 
+@given(st.integers(min_value=4000, max_value=6000), st.sampled_from(["integer", "number", "string", "boolean"]),
+       st.booleans(), st.booleans())
+def test_numbers_of_any_length_never_raise(digits, schema_type, as_text, negative):
+    """Past Python's 4,300-digit int/str limit a number is reported by its length, never raised on."""
+    value = -(10 ** (digits - 1)) if negative else 10 ** (digits - 1)
+    given_value = ("-" if negative else "") + "1" + "0" * (digits - 1) if as_text else value
+    outcome = validate_arguments({"type": "object", "properties": {"n": {"type": schema_type}}}, {"n": given_value})
+    if schema_type in ("integer", "number"):
+        assert outcome.ok == (digits <= 4300)
+        if outcome.ok:
+            assert outcome.arguments["n"] == value
+    assert all(len(error) < 300 for error in outcome.errors)
+
+
 def test_coerce_value_tries_wanted_types_in_order():
     assert coerce_value("5", ["integer", "string"]) == (5, "integer")
     assert coerce_value("x", ["boolean", "array"]) == (["x"], "array")

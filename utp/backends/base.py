@@ -114,6 +114,7 @@ class BackendErrorKind(str, enum.Enum):
     SERVER_ERROR = "server_error"  # 5xx
     STREAM_ERROR = "stream_error"  # {"error": ...} line mid-stream
     MALFORMED_STREAM = "malformed_stream"  # truncated or unparsable NDJSON / SSE
+    MALFORMED_RESPONSE = "malformed_response"  # valid JSON of the wrong shape (a field of the wrong type)
     CONNECT_ERROR = "connect_error"
     TIMEOUT = "timeout"
     NOT_INSTALLED = "not_installed"  # embedded backend without llama-cpp-python

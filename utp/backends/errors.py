@@ -109,6 +109,10 @@ def malformed_stream(reason: str, *, where: str) -> BackendError:
     return BackendError(BackendErrorKind.MALFORMED_STREAM, f"{where}: {reason}")
 
 
+def malformed_response(reason: str, *, where: str) -> BackendError:
+    return BackendError(BackendErrorKind.MALFORMED_RESPONSE, f"{where}: {reason}")
+
+
 #: httpx exception type -> (kind, transient, description). Looked up along the MRO.
 def _exception_table() -> dict[type, tuple[BackendErrorKind, bool, str]]:
     import httpx

@@ -29,6 +29,7 @@ from utp.backends.errors import (
     malformed_stream,
     stream_error,
 )
+from utp.numbers import int_or_digits
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -166,7 +167,7 @@ class HttpClientBase:
     async def _json_call(self, method: str, path: str, body: Any, model: str | None) -> Any:
         response = await self._send(method, path, json=body, model=model)
         try:
-            return response.json()
+            return loads_reply(response.text)
         except ValueError:
             snippet = response.text[:200]
             raise malformed_stream(f"response is not JSON: {snippet!r}", where=self.where(method, path, model)) from None
@@ -211,6 +212,12 @@ async def collect_stream(
     return CollectedStream(chunks, time.perf_counter() - started, ttft)
 
 
+def loads_reply(text: str) -> Any:
+    """A server's JSON; an integer past Python's 4,300-digit limit is kept as its digits (a
+    model's number a server passed on), which validation then reports, not "not JSON"."""
+    return json.loads(text, parse_int=int_or_digits)
+
+
 def decode_stream_object(text: str, index: int, where: str, unit: str) -> dict[str, Any]:
     """One streamed JSON object (an NDJSON line or an SSE event's data), or a classified error.
 
@@ -218,7 +225,7 @@ def decode_stream_object(text: str, index: int, where: str, unit: str) -> dict[s
     (``{"error": ...}``, HTTP status already sent), so that is checked here too.
     """
     try:
-        chunk = json.loads(text)
+        chunk = loads_reply(text)
     except ValueError:
         raise malformed_stream(f"{unit} {index} is not JSON: {text[:200]!r}", where=where) from None
     if not isinstance(chunk, dict):

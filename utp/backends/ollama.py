@@ -16,6 +16,7 @@ import httpx
 
 from utp.backends.base import BackendResponse, ChatRequest, Counters, ModelInfo
 from utp.backends.errors import classify_exception, error_message_from_payload, malformed_stream, stream_error
+from utp.backends.shapes import OLLAMA_CHUNK, check_shape
 from utp.backends.http import HttpClientBase, collect_stream, decode_stream_object, resolve_ollama_host
 
 #: Ollama final-chunk field -> Counters field.
@@ -150,6 +151,7 @@ class OllamaBackend(HttpClientBase):
         message = error_message_from_payload(raw)
         if message is not None:
             raise stream_error(message, where=where, chunk_index=0)
+        check_shape(raw, OLLAMA_CHUNK, where=where)
         return BackendResponse(
             raw=raw,
             message=normalised_message(raw),
@@ -182,6 +184,7 @@ class OllamaBackend(HttpClientBase):
                 if not line.strip():
                     continue
                 chunk = decode_stream_object(line, index, where, "stream chunk")
+                check_shape(chunk, OLLAMA_CHUNK, where=where, what=f"stream chunk {index}")
                 index += 1
                 yield chunk
                 if chunk.get("done"):

@@ -21,6 +21,7 @@ import httpx
 
 from utp.backends.base import BackendResponse, ChatRequest, Counters, ModelInfo
 from utp.backends.errors import classify_exception, error_message_from_payload, malformed_stream, stream_error
+from utp.backends.shapes import OPENAI_CHUNK, OPENAI_COMPLETION, check_shape
 from utp.backends.http import HttpClientBase, collect_stream, decode_stream_object
 
 #: Ollama option name -> OpenAI request field.
@@ -231,6 +232,7 @@ class OpenAICompatBackend(HttpClientBase):
             if message is not None:
                 raise stream_error(message, where=where, chunk_index=0)
             raise malformed_stream(f"not a chat.completion object: {json.dumps(completion)[:200]}", where=where)
+        check_shape(completion, OPENAI_COMPLETION, where=where)
         finish = (completion["choices"][0] if completion["choices"] else {}).get("finish_reason")
         return BackendResponse(
             raw=completion,
@@ -293,6 +295,7 @@ class OpenAICompatBackend(HttpClientBase):
                         done = True
                         break
                     chunk = decode_stream_object(data, index, where, "SSE event")
+                    check_shape(chunk, OPENAI_CHUNK, where=where, what=f"SSE event {index}")
                     index += 1
                     finished = finished or any(c.get("finish_reason") for c in chunk.get("choices") or [])
                     yield chunk

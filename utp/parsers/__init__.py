@@ -34,7 +34,8 @@ AUTO = "auto"
 def _import_families() -> None:
     from utp.parsers import families
 
-    for info in pkgutil.iter_modules(families.__path__):
+    # by module name: families of equal priority on a shared trigger are tried in this declared order
+    for info in sorted(pkgutil.iter_modules(families.__path__), key=lambda info: info.name):
         importlib.import_module(f"{families.__name__}.{info.name}")
 
 

@@ -60,6 +60,11 @@ class Extraction:
     come after ``end``, ``extract`` on that longer text gives this same
     extraction, final, ending after the closer. A stream completes it that way
     instead of reading the span again.
+    ``provisional`` says the reading rests on a marker *not* coming later in
+    the text (a Qwen3-Coder block closer inside an open value ends the call
+    only when no ``</function>`` follows): a stream holds such a span and
+    reads it again as the text grows, accepting it only at the end or once
+    the reading no longer rests on what is still to come.
     """
 
     end: int
@@ -69,6 +74,7 @@ class Extraction:
     thinking: str = ""
     final: bool = False
     closer: str = ""
+    provisional: bool = False
 
 
 class CallFamily(ABC):
@@ -160,8 +166,23 @@ def register_family(cls: type[CallFamily]) -> type[CallFamily]:
         raise TypeError(f"{cls.__name__} must set a non-empty class attribute 'name'")
     if name in _FAMILIES and type(_FAMILIES[name]) is not cls:
         raise ValueError(f"call family {name!r} is registered twice ({type(_FAMILIES[name]).__name__}, {cls.__name__})")
+    _check_names(name, tuple(getattr(cls, "aliases", ())), cls)
     _FAMILIES[name] = cls()
     return cls
+
+
+def _check_names(name: str, aliases: tuple[str, ...], cls: type) -> None:
+    """A name or alias means one family: a clash is an error at import, never settled by import order."""
+    for other_name, other in _FAMILIES.items():
+        if type(other) is cls:
+            continue
+        taken = {other_name, *other.aliases}
+        for claimed in (name, *aliases):
+            if claimed in taken:
+                raise ValueError(
+                    f"call family {name!r} ({cls.__name__}) claims {claimed!r}, which already names family "
+                    f"{other_name!r}; aliases must be unique"
+                )
 
 
 def registered_families() -> dict[str, CallFamily]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from utp.numbers import safe_repr
 from utp.parsers.base import Extraction
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED, CUT_MID_VALUE, parse_arguments
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -247,7 +248,7 @@ def _has_argument_key(obj: Any) -> bool:
 
 
 def _short(raw: Any, limit: int = 300) -> str:
-    text = raw if isinstance(raw, str) else repr(raw)
+    text = raw if isinstance(raw, str) else safe_repr(raw)
     return text if len(text) <= limit else text[:limit] + "…"
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from utp.numbers import safe_repr
 from utp.parsers.base import CallFamily, Extraction, ParseContext
 from utp.parsers.familykit import clip, cut_by_output_end
 from utp.parsers.jsonrepair import CUT_MID_VALUE
@@ -806,7 +807,7 @@ class CompositeParser:
             Diagnostic(
                 DiagnosticKind.IN_REASONING,
                 f"call to {call.name!r} written inside reasoning; not executed",
-                call.raw if isinstance(call.raw, str) else repr(call.raw),
+                call.raw if isinstance(call.raw, str) else safe_repr(call.raw),
                 call.format,
             )
             for call in found.calls
@@ -824,7 +825,7 @@ class CompositeParser:
                     Diagnostic(
                         DiagnosticKind.DUPLICATE,
                         f"{call.name!r} appears both as a native call and in content ({call.format}); kept once",
-                        call.raw if isinstance(call.raw, str) else repr(call.raw),
+                        call.raw if isinstance(call.raw, str) else safe_repr(call.raw),
                         call.format,
                     )
                 )

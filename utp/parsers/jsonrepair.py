@@ -18,6 +18,8 @@ import json
 import re
 from typing import Any
 
+from utp.numbers import too_long_digits
+
 __all__ = [
     "UnreadableJSON",
     "decode_json_at",
@@ -52,6 +54,8 @@ DOUBLE_ENCODED = "decoded double-encoded JSON string"
 LIST_WRAPPED = "unwrapped single-object list"
 CONTROL_CHARS = "escaped control characters in strings"
 LOOSE_NUMBER = "normalised number literal"
+#: more digits than Python converts to a number: kept as its text, which validation reports
+LONG_NUMBER_AS_TEXT = "kept a number too long to read as its text"
 INNER_QUOTES = "kept unescaped quotes inside a string"
 COMMENTS = "removed comments"
 
@@ -414,6 +418,9 @@ class _LenientReader:
             try:
                 return json.loads(token)
             except ValueError:
+                if too_long_digits(token):  # exactly as written, never rounded to inf
+                    self.note(LONG_NUMBER_AS_TEXT)
+                    return token
                 self.note(LOOSE_NUMBER)
                 cleaned = token.replace("_", "").lstrip("+")
                 try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from utp.numbers import safe_repr
 from utp.parsers.callshape import build_call, unparseable
 from utp.response import get_field
 from utp.types import Diagnostic, ToolCall
@@ -28,7 +29,7 @@ def parse_native_calls(items: list[Any]) -> tuple[list[ToolCall], list[Diagnosti
         try:
             call, diags = parse_native_call(item)
         except Exception as exc:  # an SDK object whose properties raise
-            call, diags = None, [unparseable(FORMAT, f"tool_calls[{index}]: {type(exc).__name__}: {exc}", repr(item))]
+            call, diags = None, [unparseable(FORMAT, f"tool_calls[{index}]: {type(exc).__name__}: {exc}", safe_repr(item))]
         diagnostics.extend(diags)
         if call is not None:
             calls.append(call)
@@ -65,4 +66,4 @@ def _object_to_dict(value: Any) -> Any:
 
 
 def _describe(item: Any) -> str:
-    return repr(item)[:300]
+    return safe_repr(item)[:300]

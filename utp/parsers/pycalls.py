@@ -16,10 +16,12 @@ tests hold it to that.
 from __future__ import annotations
 
 import keyword
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from utp.numbers import read_number, too_long_digits
+
 
 @dataclass
 class RawCall:
@@ -62,17 +64,23 @@ _PRINT_BEFORE = re.compile(r"print[ \t]*\(\s*\Z")
 PRINT_REMOVED = "print(...) around the call removed"
 
 
+#: what :func:`_value` returns for a number past the float range
+_BEYOND_FLOAT = object()
+
+
 def _value(text: str) -> Any:
     head = text[0]
     if head in "\"'":
         return text[1:-1]
     if text in _CONSTANTS:
         return _CONSTANTS[text]
-    sign = -1 if head == "-" else 1
-    digits = text.lstrip("+-").lstrip(" \t")
-    if digits.isdigit():
-        return sign * int(digits)
-    return sign * float(digits)
+    number = ("-" if head == "-" else "") + text.lstrip("+-").lstrip(" \t")
+    value = read_number(number)
+    if value is not None:
+        return value
+    # more digits than Python converts: kept exactly, as text validation reports by its length;
+    # else past the float range (1e999), which the ast reader refuses and says where
+    return number if too_long_digits(number) else _BEYOND_FLOAT
 
 
 def read_simple_calls(source: str, one_per_line: bool = False) -> list[RawCall] | None:
@@ -97,8 +105,8 @@ def read_simple_calls(source: str, one_per_line: bool = False) -> list[RawCall] 
             if keyword.iskeyword(key) or key == "__debug__" or key in call.keywords or _ZERO_PADDED.match(value):
                 return None  # a SyntaxError in Python: ast says which
             parsed = _value(value)
-            if type(parsed) is float and not math.isfinite(parsed):
-                return None  # 1e999: the ast reader refuses it and says where
+            if parsed is _BEYOND_FLOAT:
+                return None
             call.keywords[key] = parsed
         calls.append(call)
     return calls

@@ -19,14 +19,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from utp.numbers import int_too_long, integer_text, read_number
 from utp.parsers.pycalls import PRINT_REMOVED, RawCall, read_simple_calls
 from utp.types import json_type_name
 
 #: names a model may write for JSON constants in Python-style calls
 _NAME_CONSTANTS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 
-INTEGER_TEXT = re.compile(r"[-+]?\d+\Z")
-NUMBER_TEXT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\Z")
 _IDENT_START = re.compile(r"[A-Za-z_]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: what every rewrite needs somewhere: an identifier after ``{`` or ``,`` (blanks between), then a
@@ -46,6 +45,8 @@ def literal_value(node: ast.AST) -> Any:
     """The JSON value an expression node spells, or :class:`LiteralError`."""
     if isinstance(node, ast.Constant):
         value = node.value
+        if isinstance(value, int) and not isinstance(value, bool) and int_too_long(value):
+            return integer_text(value)  # 0x + 3,600 digits: kept exactly, as text validation reports by length
         if value is None or isinstance(value, (str, bool, int)):
             return value
         if isinstance(value, float):
@@ -371,30 +372,15 @@ _MISSING = object()
 
 
 def _as_integer(raw: str) -> Any:
-    text = raw.strip()
-    try:
-        if INTEGER_TEXT.match(text):
-            return int(text)
-        if NUMBER_TEXT.match(text):
-            number = float(text)
-            if math.isfinite(number) and number.is_integer():
-                return int(number)
-    except ValueError:
-        pass
-    return _MISSING
+    number = read_number(raw)  # "3.0" is the integer 3; "3.5" is no integer
+    if isinstance(number, float):
+        number = int(number) if number.is_integer() else None
+    return _MISSING if number is None else number
 
 
 def _as_number(raw: str) -> Any:
-    text = raw.strip()
-    if not NUMBER_TEXT.match(text):
-        return _MISSING
-    try:
-        if INTEGER_TEXT.match(text):
-            return int(text)
-        number = float(text)
-    except ValueError:
-        return _MISSING
-    return number if math.isfinite(number) else _MISSING
+    number = read_number(raw)
+    return _MISSING if number is None else number
 
 
 def _as_boolean(raw: str) -> Any:

@@ -119,7 +119,7 @@ class StreamParser:
     __slots__ = (
         "_answer_start", "_calls", "_closed", "_closer_of", "_closing_at", "_closing_seen", "_ctx",
         "_diagnostics", "_emitted_any", "_finish", "_floor", "_found_end", "_held", "_hold", "_hold_pos",
-        "_last_try", "_length", "_limit_at", "_max_trigger", "_mode", "_native_items", "_native_keys", "_open_report",
+        "_last_try", "_length", "_limit_at", "_next_closing", "_max_trigger", "_mode", "_native_items", "_native_keys", "_open_report",
         "_openai_calls", "_parser", "_pattern", "_pending", "_pos", "_prefixes", "_quiet", "_scanner",
         "_skip_leading", "_span_start", "_spans_left", "_span_trigger", "_starts", "_text", "_think_body", "_think_closer",
         "_thinking_field", "_waiting", "_waiting_problems", "_waiting_reads", "_watch", "_whole",
@@ -157,6 +157,8 @@ class StreamParser:
         self._waiting_reads = 0  # reads of this span made while a found call waited
         self._closing_seen = False  # a closing character arrived since the span was last read
         self._closing_at = 0  # text length when the latest closing character had arrived
+        #: (index of the next closing character, or -1 for none in text[from:to]; from; to)
+        self._next_closing = (-1, 0, 0)
         self._held = ""  # trailing whitespace of the current piece, dropped if a span follows
         self._skip_leading = False  # after a span: the next piece's leading whitespace goes
         self._emitted_any = False
@@ -524,9 +526,25 @@ class StreamParser:
         self._last_try = -1
         self._found_end = -1
         self._waiting_reads = 0
-        self._closing_seen = CLOSING.search(text, at + len(trigger)) is not None
+        self._closing_seen = self._closing_after(text, at + len(trigger))
         self._closing_at = len(text) if self._closing_seen else 0
         return True
+
+    def _closing_after(self, text: str, pos: int) -> bool:
+        """Is there a closing character in ``text[pos:]``?
+
+        Asked at every opener; searched afresh, one large chunk of openers with no
+        closing character (``"[" * 40000``) made each search run to the end of the
+        text. The answer is remembered as the next closing character's index (or
+        none up to the searched length), so text is searched once as positions advance.
+        """
+        known, searched_from, searched_to = self._next_closing
+        if known >= pos:
+            return True
+        start = max(pos, searched_to) if known < 0 and searched_from <= pos else pos
+        found = CLOSING.search(text, start)
+        self._next_closing = (-1 if found is None else found.start(), pos, len(text))
+        return found is not None
 
     def _step_think(self, text: str, final: bool, events: list[StreamEvent]) -> bool:
         close = text.find(self._think_closer, self._pos)
@@ -574,10 +592,10 @@ class StreamParser:
                 return False  # no closing character since the last read: only "not a call" could be new
             found, problems = try_extract(candidates, text, start, self._ctx, self._floor)
         if found is not None:
-            if not final and not found.final and found.end >= len(text) and not found.calls:
-                # a report running to the end of the text (a call still being written): read it
-                # again when a closer may have come, or on the growth schedule, not after every
-                # lookahead (over a long unclosed span that would be quadratic)
+            if not final and not found.final and (found.provisional or (found.end >= len(text) and not found.calls)):
+                # a report running to the end of the text (a call still being written), or a reading
+                # that later text may overturn: read it again when a closer may have come, or on the
+                # growth schedule, not after every lookahead (over a long span that would be quadratic)
                 self._found_end, self._open_report = found.end, True
                 return False
             if not final and not found.final and len(text) - found.end < LOOKAHEAD:

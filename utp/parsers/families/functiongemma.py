@@ -52,7 +52,8 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.jsonrepair import quoted_string_end
-from utp.parsers.pyliteral import INTEGER_TEXT, NUMBER_TEXT, LiteralError, parse_literal
+from utp.numbers import read_number
+from utp.parsers.pyliteral import LiteralError, parse_literal
 from utp.parsers.reasoning import REASONING_CLOSERS, call_list_starts
 from utp.parsers.textscan import blanks_before, find_first, find_forward, is_proper_prefix, skip_blanks, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -179,13 +180,9 @@ class _ValueReader:
             return lowered == "true", j
         if lowered in ("null", "none"):
             return None, j
-        try:
-            if INTEGER_TEXT.match(word):
-                return int(word), j
-            if NUMBER_TEXT.match(word):
-                return float(word), j
-        except ValueError:  # beyond Python's int/str digit limit: keep the text
-            pass
+        number = read_number(word)  # None past Python's int/str digit limit too: the text is kept
+        if number is not None:
+            return number, j
         self.repairs.append(f"unquoted string {word[:40]!r} read as text")
         return word, j
 

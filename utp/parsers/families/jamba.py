@@ -32,7 +32,7 @@ class JambaFamily(CallFamily):
     name = "jamba"
     triggers = tuple(PAIRS)
     priority = 50
-    aliases = ("hunyuan", "hunyuan_a13b", "tool_calls_xml", "nemotron", "llama_nemotron")
+    aliases = ("hunyuan_a13b", "tool_calls_xml", "nemotron", "llama_nemotron")
     trigger_heads = dict.fromkeys(PAIRS, TAGGED_JSON_HEAD)
     summary = '<tool_calls>[{"name": ..., "arguments": {...}}]</tool_calls> (Llama-Nemotron: <TOOLCALL>[...]</TOOLCALL>)'
 

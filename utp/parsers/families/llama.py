@@ -59,7 +59,7 @@ class LlamaFamily(CallFamily):
     priority = 50
     #: trailers are always removed, so only the tag has a head
     trigger_heads = {TAG: TAG_HEAD}
-    aliases = ("llama3", "llama31", "llama32", "python_tag", "llama_python_tag")
+    aliases = ("llama31", "llama32", "python_tag", "llama_python_tag")
     summary = '<|python_tag|>{"name": ..., "parameters": {...}} or <|python_tag|>brave_search.call(query="...")'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

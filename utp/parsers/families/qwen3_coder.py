@@ -95,6 +95,12 @@ def _call_starts_between(text: str, start: int, end: int) -> bool:
     return opener != -1 and opener < end
 
 
+def _inside_open_value(text: str, start: int, at: int) -> bool:
+    """Is ``at`` inside a parameter value (tag after ``start``) whose ``</parameter>`` has not come by then?"""
+    tag = text.rfind("<parameter", start, at)
+    return tag != -1 and text.find(PARAMETER_END, tag, at) == -1
+
+
 @register_family
 class Qwen3CoderFamily(CallFamily):
     name = "qwen3_coder"
@@ -109,7 +115,7 @@ class Qwen3CoderFamily(CallFamily):
         **dict.fromkeys(BLOCKS, r"\s*<function="),
         FUNCTION: rf"[^<>{{]{{0,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+(?:<parameter=|</function>)",
     }
-    aliases = ("qwen_xml", "qwen3_coder_xml", "qwen3-coder")
+    aliases = ("qwen3_coder_xml", "qwen3-coder")
     summary = "Qwen3-Coder: <tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call>"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
@@ -122,27 +128,32 @@ class Qwen3CoderFamily(CallFamily):
             return None
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
+        provisional = False
         while True:
             outcome = self._read_function(text, cursor, closer, ctx, diagnostics)
             if isinstance(outcome, Extraction):
                 outcome.calls[:0] = calls
                 outcome.diagnostics[:0] = diagnostics
                 outcome.end = max(outcome.end, cursor)
+                outcome.provisional = outcome.provisional or provisional
                 if outcome.end < len(text) and wrapped:
                     close = find_forward(text, closer, cursor)
                     outcome.end = len(text) if close == -1 else max(outcome.end, close + len(closer))
                 return outcome
-            call, cursor = outcome
+            call, cursor, closed_in_value = outcome
             calls.append(call)
+            provisional = provisional or closed_in_value
             after = skip_space(text, cursor)
             if text.startswith(FUNCTION, after):
                 cursor = after
                 continue
-            # read up to the block's closer (a bare call's stray one too): later text changes nothing
+            # read up to the block's closer (a bare call's stray one too): later text changes nothing,
+            # unless that closer sat inside a value (then a </function> still to come overturns it)
             for block_end in (closer,) if wrapped else BLOCKS.values():
                 if text.startswith(block_end, after):
-                    return Extraction(end=after + len(block_end), calls=calls, diagnostics=diagnostics, final=True)
-            return Extraction(end=cursor, calls=calls, diagnostics=diagnostics)
+                    return Extraction(end=after + len(block_end), calls=calls, diagnostics=diagnostics,
+                                      final=not provisional, provisional=provisional)
+            return Extraction(end=cursor, calls=calls, diagnostics=diagnostics, provisional=provisional)
 
     @staticmethod
     def _bare_body_is_ours(text: str, at: int) -> bool:
@@ -161,8 +172,12 @@ class Qwen3CoderFamily(CallFamily):
 
     def _read_function(
         self, text: str, at: int, closer: str, ctx: ParseContext, diagnostics: list[Diagnostic]
-    ) -> tuple[ToolCall, int] | Extraction:
-        """One ``<function=…>`` call at ``at``; ``closer`` is its block's closing tag ("" for a bare call)."""
+    ) -> tuple[ToolCall, int, bool] | Extraction:
+        """One ``<function=…>`` call at ``at``; ``closer`` is its block's closing tag ("" for a bare call).
+
+        Returns the call, where it ends, and whether it was ended by a block closer inside
+        a value still open there (a provisional reading: see :class:`Extraction`).
+        """
         header = read_name(text, at + len(FUNCTION))
         repairs: list[str] = []
         if header is None and closer:  # inside the block a call is meant: a '>' left out is supplied
@@ -181,6 +196,7 @@ class Qwen3CoderFamily(CallFamily):
         close = find_forward(text, closer, cursor) if closer else -1
         if close != -1 and end != -1 and close < end and not _call_starts_between(text, close, end):
             close = -1  # "</tool_call>" inside a value, not the end of this call
+        closed_in_value = False
         if end == -1 or (close != -1 and close < end):
             if close == -1:
                 cut = self._cut_after_parameter(text, at, name, cursor, ctx, diagnostics)
@@ -191,6 +207,7 @@ class Qwen3CoderFamily(CallFamily):
                 )
             end, after = close, close
             repairs.append(f"missing </function> before {closer}")
+            closed_in_value = _inside_open_value(text, cursor, close)
         else:
             after = end + len(FUNCTION_END)
         body_start = skip_space(text, cursor, end)
@@ -203,11 +220,11 @@ class Qwen3CoderFamily(CallFamily):
             if not arguments and text[cursor:end].strip():
                 return unreadable(self.name, text, at, after, f"the body of {name!r} holds text but no <parameter=...> tag")
         call = make_call(self.name, name, arguments, text[at:after], at, repairs, diagnostics)
-        return call, after
+        return call, after, closed_in_value
 
     def _cut_after_parameter(
         self, text: str, at: int, name: str, cursor: int, ctx: ParseContext, diagnostics: list[Diagnostic]
-    ) -> tuple[ToolCall, int] | None:
+    ) -> tuple[ToolCall, int, bool] | None:
         """The output ended right after a whole parameter: the call as written, the cut said.
 
         As for a JSON call cut after a whole value: nothing written is lost or
@@ -220,7 +237,7 @@ class Qwen3CoderFamily(CallFamily):
         if not arguments:
             return None
         repairs.append(ended_before(FUNCTION_END))
-        return make_call(self.name, name, arguments, text[at:], at, repairs, diagnostics), len(text)
+        return make_call(self.name, name, arguments, text[at:], at, repairs, diagnostics), len(text), False
 
     @staticmethod
     def _json_body(text: str, start: int, end: int, repairs: list[str]) -> dict[str, Any] | None:
