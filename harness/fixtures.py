@@ -10,6 +10,7 @@ between the model and every fixture, exactly as it would in an agent.
 from __future__ import annotations
 
 import copy
+import os
 import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -123,15 +124,19 @@ class FileTree:
     """A small in-memory project: what read/list/search/write tools see during one run."""
 
     files: dict[str, str] = field(default_factory=dict)
-    #: the directory the path guard confines file tools to: a path the guard made absolute
-    #: against it (``rewrite_paths=False`` anchors relative paths there) is read relative to it
+    #: the directory the path guard confines file tools to: with ``rewrite_paths=False`` the
+    #: guard hands over a relative path joined to it, which :meth:`as_written` takes off again
     root: Path | None = None
 
-    def normalise(self, path: Any) -> str:
+    def as_written(self, path: Any) -> Any:
+        """The path as the model wrote it: without the root the path guard joined it to."""
+        prefix = f"{self.root}{os.sep}" if self.root is not None else None
+        return path[len(prefix):] if prefix and isinstance(path, str) and path.startswith(prefix) else path
+
+    @staticmethod
+    def normalise(path: Any) -> str:
         if not isinstance(path, str):
             raise FixtureError(f"path must be a string, got {type(path).__name__}")
-        if self.root is not None and Path(path).is_absolute() and Path(path).is_relative_to(self.root):
-            path = Path(path).relative_to(self.root).as_posix()
         text = path.strip().replace("\\", "/")
         if text.startswith("/"):
             raise FixtureError(f"absolute path {path!r} is outside the project")
@@ -155,6 +160,7 @@ class FileTree:
         return any(name.startswith(prefix) for name in self.files)
 
     def read(self, path: Any) -> str:
+        path = self.as_written(path)
         key = self.normalise(path)
         if key in self.files:
             return self.files[key]
@@ -163,6 +169,7 @@ class FileTree:
         raise FixtureError(f"no such file: {self.display(path)!r}")
 
     def list(self, path: Any = "") -> list[str]:
+        path = self.as_written(path)
         key = self.normalise(path if path is not None else "")
         if key in self.files:
             raise FixtureError(f"{self.display(path)!r} is a file, not a directory")
@@ -180,6 +187,7 @@ class FileTree:
     def search(self, query: Any, path: Any = "") -> list[dict[str, Any]]:
         if not isinstance(query, str) or not query.strip():
             raise FixtureError("search needs a non-empty query string")
+        path = self.as_written(path)
         key = self.normalise(path if path is not None else "")
         prefix = f"{key}/" if key and key not in self.files else key
         needle = query.strip().lower()
@@ -195,6 +203,7 @@ class FileTree:
         return hits
 
     def write(self, path: Any, content: Any) -> dict[str, Any]:
+        path = self.as_written(path)
         key = self.normalise(path)
         if not key or self.is_dir(key):
             raise FixtureError(f"cannot write {self.display(path)!r}: it is a directory")

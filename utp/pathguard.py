@@ -93,8 +93,8 @@ class PathGuard:
     def anchored(self, path: str | os.PathLike[str]) -> str:
         """``path`` as written, made absolute against the first root (what :meth:`resolve` checked),
         so a handler opening it from another working directory opens the same file."""
-        candidate = Path(os.fspath(path))
-        return str(candidate if candidate.is_absolute() else self.roots[0] / candidate)
+        text = os.fspath(path)
+        return text if os.path.isabs(text) else os.path.join(self.roots[0], text)  # joined as written, not normalised
 
     def is_allowed(self, path: Any) -> bool:
         try:
