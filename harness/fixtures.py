@@ -145,16 +145,6 @@ class FileTree:
             raise FixtureError(f"path {path!r} leaves the project")
         return "" if clean == "." else clean
 
-    def display(self, path: Any) -> Any:
-        """A path as the model wrote it: one the guard anchored at the root is shown relative to it again.
-
-        Messages go back to the model and into cassettes, so they must not
-        depend on where this checkout lives.
-        """
-        if isinstance(path, str) and self.root is not None and Path(path).is_absolute() and Path(path).is_relative_to(self.root):
-            return Path(path).relative_to(self.root).as_posix()
-        return path
-
     def is_dir(self, path: str) -> bool:
         prefix = f"{path}/" if path else ""
         return any(name.startswith(prefix) for name in self.files)
@@ -165,16 +155,16 @@ class FileTree:
         if key in self.files:
             return self.files[key]
         if self.is_dir(key):
-            raise FixtureError(f"{self.display(path)!r} is a directory")
-        raise FixtureError(f"no such file: {self.display(path)!r}")
+            raise FixtureError(f"{path!r} is a directory")
+        raise FixtureError(f"no such file: {path!r}")
 
     def list(self, path: Any = "") -> list[str]:
         path = self.as_written(path)
         key = self.normalise(path if path is not None else "")
         if key in self.files:
-            raise FixtureError(f"{self.display(path)!r} is a file, not a directory")
+            raise FixtureError(f"{path!r} is a file, not a directory")
         if not self.is_dir(key):
-            raise FixtureError(f"no such directory: {self.display(path)!r}")
+            raise FixtureError(f"no such directory: {path!r}")
         prefix = f"{key}/" if key else ""
         entries: set[str] = set()
         for name in self.files:
@@ -206,7 +196,7 @@ class FileTree:
         path = self.as_written(path)
         key = self.normalise(path)
         if not key or self.is_dir(key):
-            raise FixtureError(f"cannot write {self.display(path)!r}: it is a directory")
+            raise FixtureError(f"cannot write {path!r}: it is a directory")
         if not isinstance(content, str):
             raise FixtureError(f"content must be a string, got {type(content).__name__}")
         self.files[key] = content
