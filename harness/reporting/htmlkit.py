@@ -27,7 +27,8 @@ th[title]{text-decoration:underline dotted #888;text-underline-offset:3px}
 .card{flex:1 1 340px;border:1px solid #d4d4d4;border-left:6px solid #0072B2;border-radius:4px;padding:.6rem .9rem;background:#f7fafd}
 .card.none{border-left-color:#D55E00;background:#fdf6f2}
 .card .use{font-size:1.25rem;font-weight:700;margin:.2rem 0}
-.card p{margin:.3rem 0;font-size:.9rem}
+.card p{margin:.3rem 0;font-size:.9rem}.card h3{margin:0 0 .2rem}
+.card .sure{font-weight:600;color:#7a3300}.card p.why{font-size:.82rem;color:#333}
 .alert{border:2px solid #D55E00;background:#fdf0e8;padding:.5rem .8rem;margin:.6rem 0;font-weight:600}
 .matrix td.cell{text-align:center;min-width:7.5rem;font-variant-numeric:tabular-nums;font-weight:600}
 .matrix td.cell small{display:block;font-weight:400;font-size:.78rem}
@@ -120,7 +121,22 @@ def verdict_card(report: Mapping[str, Any], heading: str = "", footer: str = "")
         headline = '<p class="use">No format recommended</p>'
     else:
         headline = (f'<p class="use">Use {escape(best["format"])}</p>'
-                    f"<p>call tasks {escape(call_figures(best))} · restraint {escape(restraint_figures(best))}</p>")
+                    f"<p>call tasks {escape(call_figures(best))} · restraint {escape(restraint_figures(best))}</p>"
+                    f'<p class="sure">{escape(how_sure(verdict))}</p>')
     klass = "card" if best is not None else "card none"
-    return (f'<div class="{klass}">{heading}{headline}<p>{escape(plain_sentence(verdict["text"]))}</p>'
+    return (f'<div class="{klass}">{heading}{headline}<p class="why">{escape(plain_sentence(verdict["text"]))}</p>'
             f"{footer}</div>")
+
+
+def how_sure(verdict: Mapping[str, Any]) -> str:
+    """One line on the lead's strength, from the verdict's runner-up, margin and interval overlap."""
+    runner = verdict.get("runner_up")
+    if runner is None:
+        return "How sure: it is the only format that passed a call task."
+    margin = float(verdict.get("margin") or 0) * 100
+    if margin == 0:
+        return f"How sure: tied with {runner} on call tasks; ahead on restraint, parse success or speed."
+    if verdict.get("intervals_overlap"):
+        return (f"How sure: not yet. {margin:.0f} points ahead of {runner}, but the 95% intervals overlap; "
+                "more runs would tell them apart.")
+    return f"How sure: a clear lead, {margin:.0f} points ahead of {runner} with the 95% intervals apart."

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no HTML reports under {reports}: run `utp report` first", file=sys.stderr)
         return 2
     try:
-        for page, name, height in ((reports / "index.html", "report-index.png", 1000),
+        for page, name, height in ((reports / "index.html", "report-index.png", 1250),
                                    (models[0], "report-model.png", 1400)):
             print(capture(page, out / name, height))
     except (ScreenshotError, subprocess.TimeoutExpired) as exc:

@@ -18,6 +18,7 @@ import pytest
 from harness.reporting import build_reports
 from harness.reporting.charts import SEQUENTIAL, Bar, hbars, heat_colour, rate_axis_max
 from harness.reporting.html import matrix_order
+from harness.reporting.htmlkit import how_sure
 from harness.reporting.words import PLAIN, plain_sentence
 from tests.harness.test_reports import OUTCOMES, make_record, write_results
 
@@ -209,3 +210,11 @@ def test_plain_sentence_turns_codes_into_words():
                                     "not exercised: no model tried a locked tool")
     assert plain_sentence("stopped with max_rounds (allowed: final_answer)") == \
         "stopped with the round limit (allowed: a final answer)"
+
+
+def test_how_sure_reads_the_lead_from_the_verdict():
+    base = {"runner_up": "prompt-json", "margin": 0.03, "intervals_overlap": True}
+    assert how_sure(base).startswith("How sure: not yet. 3 points ahead of prompt-json")
+    assert how_sure({**base, "intervals_overlap": False}).startswith("How sure: a clear lead, 3 points")
+    assert "tied with prompt-json" in how_sure({**base, "margin": 0.0})
+    assert "only format" in how_sure({"runner_up": None})
