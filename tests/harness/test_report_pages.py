@@ -85,6 +85,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     records = [make_record(model, fmt, repeat, repeat < ok) for (model, fmt), ok in OUTCOMES.items()
                for repeat in range(4)]
     records += [make_record("qwen3:4b", "prompt-hermes", r, r == 0, suite="bfcl/simple_python") for r in range(2)]
+    errored = make_record("llama3.2:3b", "native", 9, True)
+    errored.update(turns=[], error={"kind": "connect_error", "message": "connection refused"})
+    records.append(errored)
     base = tmp_path_factory.mktemp("pages")
     write_results(base / "results", records)
     build_reports(base / "results", base / "reports")
@@ -218,3 +221,11 @@ def test_how_sure_reads_the_lead_from_the_verdict():
     assert how_sure({**base, "intervals_overlap": False}).startswith("How sure: a clear lead, 3 points")
     assert "tied with prompt-json" in how_sure({**base, "margin": 0.0})
     assert "only format" in how_sure({"runner_up": None})
+
+
+def test_errored_runs_are_counted_first(built: Path):
+    index = Page(built / "index.html")
+    first = [n for n in index.root.iter("body")[0].children if n.tag != "h1"][0]
+    assert "alert" in first.attrs.get("class", "") and first.text.startswith("1 run errored (1 no connection)")
+    assert "run errored" in Page(built / "llama3.2_3b" / "index.html").visible_text()
+    assert "run errored" not in Page(built / "qwen3_4b" / "index.html").visible_text()
