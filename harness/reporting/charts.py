@@ -10,7 +10,7 @@ Coordinates are rounded to one decimal so the same data gives the same bytes.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -76,7 +76,7 @@ def heat_colour(rate: float, top: float) -> tuple[str, str]:
 
 
 def _label(v: float, percent: bool) -> str:
-    return f"{v * 100:.0f}%" if percent else _f(v)
+    return f"{_f(v * 100)}%" if percent else _f(v)
 
 
 def hbars(title: str, bars: Sequence[Bar], *, percent: bool, axis_label: str) -> str:
@@ -105,12 +105,12 @@ def hbars(title: str, bars: Sequence[Bar], *, percent: bool, axis_label: str) ->
     parts.append(f'<text x="{_f(LABEL_WIDTH + plot / 2)}" y="{axis_y + 30}" text-anchor="middle" '
                  f'fill="#444444">{escape(axis_label)}</text>')
     for i, bar in enumerate(bars):
-        parts.extend(_bar_parts(bar, TOP + i * ROW, x, percent))
+        parts.extend(_bar_parts(bar, TOP + i * ROW, x))
     parts.append("</svg>")
     return "\n".join(parts)
 
 
-def _bar_parts(bar: Bar, row_top: float, x, percent: bool) -> list[str]:  # noqa: ANN001 - x is the scale
+def _bar_parts(bar: Bar, row_top: float, x: Callable[[float], float]) -> list[str]:
     mid = row_top + ROW / 2
     weight = ' font-weight="bold"' if bar.emphasis else ""
     parts = [f'<text x="{LABEL_WIDTH - 8}" y="{_f(mid + 4)}" text-anchor="end"{weight}>{escape(bar.label)}</text>']

@@ -35,7 +35,7 @@ th[title]{text-decoration:underline dotted #888;text-underline-offset:3px}
 .matrix td.cell.rec{outline:3px solid #D55E00;outline-offset:-3px}
 .matrix td.restraint{text-align:center;color:#333;font-variant-numeric:tabular-nums}
 .matrix th.fmt,.matrix td.fmt{white-space:nowrap}
-table.formats td,td.pooled{white-space:nowrap}table.errors td:first-child{min-width:15rem}table.formats small{color:#444}
+table.formats td:first-child,table.formats small,td.pooled{white-space:nowrap}table.formats small.few{color:#a33a00}table.errors td:first-child{min-width:15rem}table.formats small{color:#444}
 .scale{display:flex;align-items:center;gap:2px;font-size:.8rem;margin:.3rem 0 1rem}
 .scale span{display:inline-block;padding:.1rem .45rem;border:1px solid #ccc}
 dl.legend{display:grid;grid-template-columns:max-content 1fr;gap:.15rem .8rem;font-size:.84rem;margin:.4rem 0 1rem;color:#333}

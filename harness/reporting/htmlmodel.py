@@ -20,7 +20,7 @@ from harness.reporting.charts import Bar, hbars, heat_colour, rate_axis_max
 from harness.reporting.html import MODEL_PAGE
 from harness.reporting.htmlkit import errored_alert, header_cell, legend, page, preset_legend, table, verdict_card
 from harness.reporting.markdown import FORMAT_HEADERS, format_rows
-from harness.reporting.text import DASH, number, rate_ci
+from harness.reporting.text import DASH, FEW, number, rate_ci
 from harness.reporting.verdict import call_figures
 from harness.reporting.words import COLUMNS, describe_preset, plain, plain_sentence
 from harness.stats import earned_recommendation, rank_formats, wilson_interval
@@ -36,13 +36,17 @@ def _charts(report: Mapping[str, Any], ranked: Sequence[Mapping[str, Any]]) -> l
             r.get("call_ci_high"), emphasis=r["format"] == best)
         for r in ranked if r.get("call_tasks")
     ]
-    out = [f'<div class="chart">{hbars("Call-task success by format, best first (bars: 95% interval)", success, percent=True, axis_label="call tasks passed")}</div>']
+    chart = hbars("Call-task success by format, best first (bars: 95% interval)", success, percent=True,
+                  axis_label="call tasks passed")
+    out = [f'<div class="chart">{chart}</div>']
     working = [r for r in ranked if earned_recommendation(r) and r.get("decode_tps") is not None]
     left_out = len(ranked) - len(working)
     if working:
         speed = [Bar(r["format"], float(r["decode_tps"]), f"{number(r['decode_tps'])} tok/s",
                      emphasis=r["format"] == best) for r in working]
-        out.append(f'<div class="chart">{hbars("Decode speed of the formats that passed a call task", speed, percent=False, axis_label="tokens per second (server counters, median run)")}</div>')
+        chart = hbars("Decode speed of the formats that passed a call task", speed, percent=False,
+                      axis_label="tokens per second (server counters, median run)")
+        out.append(f'<div class="chart">{chart}</div>')
     if left_out:
         out.append(f'<p class="muted">Speed is shown only for formats that passed at least one call task; '
                    f"{left_out} format{'s' if left_out != 1 else ''} that never did {'are' if left_out != 1 else 'is'} "
@@ -51,6 +55,7 @@ def _charts(report: Mapping[str, Any], ranked: Sequence[Mapping[str, Any]]) -> l
 
 
 #: ``6/98 (6% [3–13%])`` → the count, then the rate on a second line (the table stays readable at page width)
+TOO_FEW = "too few"
 _COUNT_THEN_RATE = re.compile(r"^(\S+) \((.+)\)( too few to judge)?$")
 
 
@@ -59,7 +64,8 @@ def _two_lines(cell: str) -> str:
     if not match:
         return escape(cell)
     count, rate, few = match.groups()
-    return f"{escape(count)}<br><small>{escape(rate)}{', too few to judge' if few else ''}</small>"
+    flag = f'<br><small class="few">{TOO_FEW}</small>' if few else ""
+    return f"{escape(count)}<br><small>{escape(rate)}</small>{flag}"
 
 
 def _format_table(report: Mapping[str, Any]) -> list[str]:
@@ -70,8 +76,11 @@ def _format_table(report: Mapping[str, Any]) -> list[str]:
     headers = [FORMAT_HEADERS[i] for i in keep]
     cells = [[escape(row[0]) + (" ★" if row[0] == best else "")] + [_two_lines(row[i]) for i in keep[1:]]
              for row in rows]
-    return [table(headers, cells, css="formats"), '<p class="muted">★ the recommended format. Best first: call-task '
-            "success, then restraint, parse success and speed.</p>", legend(headers)]
+    star = "★ the recommended format. " if best else ""
+    flagged = any(TOO_FEW in cell for row in cells for cell in row)
+    few = f"“{TOO_FEW}”: fewer than {FEW} measured, too few to judge. " if flagged else ""
+    return [table(headers, cells, css="formats"), f'<p class="muted">{star}{few}Best first: call-task success, then '
+            "restraint, parse success and speed.</p>", legend(headers)]
 
 
 def _breakdown(rows: Sequence[Mapping[str, Any]], key: str, label: str, order: Sequence[str]) -> list[str]:
