@@ -17,7 +17,6 @@ from html import escape
 from typing import Any
 
 from harness.reporting.charts import Bar, hbars, heat_colour, rate_axis_max
-from harness.reporting.html import MODEL_PAGE
 from harness.reporting.htmlkit import errored_alert, header_cell, legend, page, preset_legend, table, verdict_card
 from harness.reporting.markdown import FORMAT_HEADERS, format_rows
 from harness.reporting.text import DASH, FEW, number, rate_ci
@@ -54,8 +53,9 @@ def _charts(report: Mapping[str, Any], ranked: Sequence[Mapping[str, Any]]) -> l
     return out
 
 
-#: ``6/98 (6% [3–13%])`` → the count, then the rate on a second line (the table stays readable at page width)
+#: the flag under a rate whose denominator is below text.FEW (explained under the table)
 TOO_FEW = "too few"
+#: ``6/98 (6% [3–13%])`` → the count, then the rate on a second line (the table stays readable at page width)
 _COUNT_THEN_RATE = re.compile(r"^(\S+) \((.+)\)( too few to judge)?$")
 
 
@@ -213,4 +213,4 @@ def render_model_html(report: Mapping[str, Any]) -> str:
     return page(f"{report['model']}: tool-calling compatibility", [b for b in body if b])
 
 
-__all__ = ["MODEL_PAGE", "render_model_html"]
+__all__ = ["render_model_html"]
