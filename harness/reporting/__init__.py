@@ -20,7 +20,8 @@ from typing import Any
 from harness.records import TornRecordWarning
 from harness.scenarios import SCENARIOS_ROOT
 from harness.reporting.csvreport import render_csv
-from harness.reporting.html import render_index_html
+from harness.reporting.html import MODEL_PAGE, render_index_html
+from harness.reporting.htmlmodel import render_model_html
 from harness.reporting.jsonreport import model_report, render_json
 from harness.reporting.loading import (
     ReportError,
@@ -66,7 +67,7 @@ def build_reports(
     out_dir: str | Path = DEFAULT_OUT_DIR,
     scenarios_dir: str | Path | None = None,
 ) -> list[Path]:
-    """Write every model's compatibility.{md,json,csv} plus index.md and index.html; return the paths.
+    """Write every model's compatibility.{md,json,csv} and page (index.html), plus index.md and index.html.
 
     Records are scored here, against the scenarios in ``scenarios_dir`` (the
     project's suites by default): a report always reflects the current
@@ -83,6 +84,7 @@ def build_reports(
         written.append(write_text_atomic(directory / "compatibility.md", render_model_markdown(report)))
         written.append(write_text_atomic(directory / "compatibility.json", render_json(report)))
         written.append(write_text_atomic(directory / "compatibility.csv", render_csv(report)))
+        written.append(write_text_atomic(directory / MODEL_PAGE, render_model_html(report)))
     written.append(write_text_atomic(out / "index.md", render_index_markdown(reports, excluded)))
     written.append(write_text_atomic(out / "index.html", render_index_html(reports, excluded)))
     return written

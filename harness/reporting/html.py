@@ -1,7 +1,9 @@
-"""``reports/index.html``: one self-contained page comparing models and formats.
+"""``reports/index.html``: which format each model should use, and how sure that is, at a glance.
 
-No CDN, no scripts, no fonts to fetch: inline CSS and inline SVG, so the page
-opens from a laptop, an air-gapped box or a CI artifact exactly the same.
+The page leads with one card per model (the format to use, its call-task
+count and interval, the verdict sentence), then the model × format matrix:
+one heat-map cell of call-task success per pair with its count, restraint
+beside it, formats best first. Built from the report dicts only.
 """
 
 from __future__ import annotations
@@ -10,94 +12,134 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from harness.reporting.charts import grouped_bars
-from harness.reporting.markdown import FORMAT_HEADERS, format_rows
-from harness.reporting.text import DASH, counted_rate
+from harness.reporting.charts import SEQUENTIAL, ZERO_FILL, heat_colour, rate_axis_max
+from harness.reporting.htmlkit import errored_alert, header_cell, legend, page, preset_legend, verdict_card
+from harness.reporting.text import FEW, pct, rate_ci
+from harness.reporting.words import COLUMNS
+from harness.stats import rank_formats
 
-CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#1b1b1b}
-h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem}h3{font-size:1.05rem}
-table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.85rem}
-th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}
-th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.verdict{background:#f7f9fc;border-left:4px solid #0072B2;padding:.5rem .8rem;margin:.5rem 0}
-.bad{color:#b00020;font-weight:bold}.chart{overflow-x:auto;margin:1rem 0}
-footer{margin-top:2rem;color:#666;font-size:.8rem}
-""".strip()
+#: the model page's file name, inside the model's report folder
+MODEL_PAGE = "index.html"
+MATRIX_TERMS = ("Format", "Call tasks", "Restraint")
+FORMAT_HEADER_ATTRS = ' rowspan="2" class="fmt"'
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int = 1) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = "\n".join(
-        "<tr>" + "".join(
-            f'<td class="num">{cell}</td>' if i >= numeric_from else f"<td>{cell}</td>" for i, cell in enumerate(row)
-        ) + "</tr>"
-        for row in rows
+def model_href(report: Mapping[str, Any]) -> str:
+    return f"{report['slug']}/{MODEL_PAGE}"
+
+
+def _ratio(passed: int, total: int) -> float | None:
+    return passed / total if total else None
+
+
+def pooled_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per format with every model's counts added: what orders the matrix when it has several models.
+
+    With one model the pooled row is that model's row, so the matrix order is its ranking.
+    """
+    pooled: dict[str, dict[str, Any]] = {}
+    for report in reports:
+        for row in report["formats"]:
+            acc = pooled.setdefault(row["format"], {"format": row["format"], "speeds": []})
+            for key in ("call_passed", "call_tasks", "restraint_passed", "restraint_tasks", "calls_extracted",
+                        "calls_meant"):
+                acc[key] = acc.get(key, 0) + int(row.get(key) or 0)
+            if row.get("decode_tps") is not None:
+                acc["speeds"].append(float(row["decode_tps"]))
+    for acc in pooled.values():
+        acc["call_task_success"] = _ratio(acc["call_passed"], acc["call_tasks"])
+        acc["restraint"] = _ratio(acc["restraint_passed"], acc["restraint_tasks"])
+        acc["parse_success"] = _ratio(acc["calls_extracted"], acc["calls_meant"])
+        speeds = acc.pop("speeds")
+        acc["decode_tps"] = sum(speeds) / len(speeds) if speeds else None
+    return list(pooled.values())
+
+
+def matrix_order(reports: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The formats, best first (call-task success, then restraint, parse success, speed)."""
+    return [row["format"] for row in rank_formats(pooled_rows(reports))]
+
+
+def _card(report: Mapping[str, Any]) -> str:
+    href = escape(model_href(report))
+    return verdict_card(report, f'<h3><a href="{href}">{escape(report["model"])}</a></h3>',
+                        f'<p><a href="{href}">Everything measured for this model →</a></p>')
+
+
+def _call_cell(row: Mapping[str, Any] | None, top: float, recommended: bool) -> str:
+    if row is None or not row.get("call_tasks"):
+        return '<td class="cell" data-passed="" data-tasks="">not run</td>'
+    passed, tasks = int(row["call_passed"]), int(row["call_tasks"])
+    fill, ink = heat_colour(passed / tasks, top)
+    detail = rate_ci(passed / tasks, row.get("call_ci_low"), row.get("call_ci_high"))
+    if tasks < FEW:
+        detail += ", too few to judge"
+    klass, mark = ("cell rec", "★ ") if recommended else ("cell", "")
+    return (f'<td class="{klass}" style="background:{fill};color:{ink}" data-passed="{passed}" data-tasks="{tasks}"'
+            f' title="{escape(row["format"])}: call tasks {passed}/{tasks}">{mark}{passed}/{tasks}'
+            f"<small>{escape(detail)}</small></td>")
+
+
+def _restraint_cell(row: Mapping[str, Any] | None) -> str:
+    if row is None or not row.get("restraint_tasks"):
+        return '<td class="restraint">—</td>'
+    passed, tasks = int(row["restraint_passed"]), int(row["restraint_tasks"])
+    return f'<td class="restraint">{passed}/{tasks}<br><small>{pct(passed / tasks)}</small></td>'
+
+
+def _matrix(reports: Sequence[Mapping[str, Any]]) -> list[str]:
+    order = matrix_order(reports)
+    rates = [float(f["call_task_success"]) for r in reports for f in r["formats"] if f.get("call_task_success")]
+    top = rate_axis_max(rates)
+    cells = {(r["slug"], f["format"]): f for r in reports for f in r["formats"]}
+    models = "".join(
+        f'<th colspan="2" title="{escape(COLUMNS["Model"])}"><a href="{escape(model_href(r))}">'
+        f"{escape(r['model'])}</a></th>" for r in reports
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>"
+    sub = "".join(header_cell("Call tasks") + header_cell("Restraint") for _ in reports)
+    rows = []
+    for fmt in order:
+        tds = "".join(
+            _call_cell(cells.get((r["slug"], fmt)), top, r["verdict"]["best_format"] == fmt)
+            + _restraint_cell(cells.get((r["slug"], fmt)))
+            for r in reports
+        )
+        rows.append(f'<tr><td class="fmt">{escape(fmt)}</td>{tds}</tr>')
+    return [
+        '<table class="matrix"><thead>',
+        f"<tr>{header_cell('Format', attrs=FORMAT_HEADER_ATTRS)}{models}</tr><tr>{sub}</tr>",
+        "</thead><tbody>", *rows, "</tbody></table>",
+        _scale(top),
+    ]
 
 
-def _charts(reports: Sequence[Mapping[str, Any]]) -> list[str]:
-    models = [r["model"] for r in reports]
-    formats = sorted({f["format"] for r in reports for f in r["formats"]})
-    success = {
-        (r["model"], f["format"]): (f["call_task_success"], f["call_ci_low"], f["call_ci_high"])
-        for r in reports for f in r["formats"] if f["call_task_success"] is not None
-    }
-    speed = {
-        (r["model"], f["format"]): (f["decode_tps"], None, None)
-        for r in reports for f in r["formats"] if f["decode_tps"] is not None
-    }
-    charts = [grouped_bars("Call-task success by format (95% CI)", models, formats, success, percent=True,
-                           y_label="call-task success")]
-    if speed:
-        charts.append(grouped_bars("Decode tokens/s by format (server counters, median run)", models, formats, speed,
-                                   y_label="tokens/s"))
-    return charts
+def _scale(top: float) -> str:
+    """The heat map's key: what each cell colour means, with the scale's top stated."""
+    steps = len(SEQUENTIAL) - 1
+    swatches = [f'<span style="background:{ZERO_FILL}">0</span>']
+    for i in range(1, len(SEQUENTIAL)):
+        fill, ink = SEQUENTIAL[i], "#ffffff" if i >= 5 else "#111111"
+        low, high = (i - 1) * top / steps, i * top / steps
+        swatches.append(f'<span style="background:{fill};color:{ink}">{low * 100:.0f}–{high * 100:.0f}%</span>')
+    return ('<div class="scale">Cell colour, call-task success: ' + "".join(swatches)
+            + " · ★ and orange outline: the recommended format</div>")
 
 
 def render_index_html(reports: Sequence[Mapping[str, Any]], excluded: Mapping[str, int]) -> str:
-    out = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<title>UTP tool-calling compatibility</title>",
-        f"<style>{CSS}</style></head><body>",
-        "<h1>Tool-calling compatibility: models × formats</h1>",
-    ]
+    body = ["<h1>Which tool-call format should each model use?</h1>"]
     if not reports:
-        out.append("<p>No (non-synthetic) runs recorded yet: run <code>make eval</code>.</p>")
+        body.append("<p>No (non-synthetic) runs recorded yet: run <code>make eval</code>.</p>")
     else:
-        summary_rows = []
-        for r in reports:
-            v = r["verdict"]
-            tier = escape(v["tier_enforcement"])
-            summary_rows.append([
-                f'<a href="{escape(r["slug"])}/compatibility.md">{escape(r["model"])}</a>',
-                escape(v["best_format"] or "none earned"),
-                escape(counted_rate(v["best_call_passed"], v["best_call_tasks"], *(v["best_ci"] or [None, None]))),
-                escape(v["runner_up"] or DASH),
-                escape(v["native_tools"]),
-                f'<span class="bad">{tier}</span>' if v["tier_enforcement"] == "violated" else tier,
-                str(r["sources"]["runs"]),
-            ])
-        out.append("<h2>Summary</h2>")
-        out.append(_table(["Model", "Recommended format", "Call tasks [95% CI]", "Runner-up", "Native tools",
-                           "Tier enforcement", "Runs"], summary_rows, numeric_from=6))
-        out.append("<h2>Charts</h2>")
-        out.extend(f'<div class="chart">{svg}</div>' for svg in _charts(reports))
-        out.append("<h2>Per model</h2>")
-        for r in reports:
-            out.append(f'<h3 id="{escape(r["slug"])}">{escape(r["model"])}</h3>')
-            out.append(f'<p class="verdict">{escape(r["verdict"]["text"]).replace("**", "")}</p>')
-            rows = [[escape(c) for c in row] for row in format_rows(r)]
-            out.append(_table(FORMAT_HEADERS, rows))
-            out.append(f'<p>Full report: <a href="{escape(r["slug"])}/compatibility.md">{escape(r["slug"])}/compatibility.md</a>'
-                       f' · <a href="{escape(r["slug"])}/compatibility.json">JSON</a>'
-                       f' · <a href="{escape(r["slug"])}/compatibility.csv">CSV</a></p>')
+        body.append(errored_alert(reports))
+        body.append('<div class="cards">' + "".join(_card(r) for r in reports) + "</div>")
+        body.append("<h2>Call-task success: every format × model, best first</h2>")
+        body.append('<p class="muted">Each cell: call tasks passed/tried, the rate and its 95% interval. '
+                    "Formats are ordered by call-task success over all models, then restraint.</p>")
+        body.extend(_matrix(reports))
+        body.append(legend(MATRIX_TERMS))
+        body.append(preset_legend(matrix_order(reports)))
     if excluded:
-        items = "".join(f"<li>{escape(m)}: {n} synthetic run{'s' if n != 1 else ''}</li>" for m, n in sorted(excluded.items()))
-        out.append(f"<h2>Excluded</h2><p>Synthetic runs are not model output and are not reported:</p><ul>{items}</ul>")
-    out.append("<footer>Generated by <code>utp report</code> from stored run records.</footer>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+        items = "".join(f"<li>{escape(m)}: {n} synthetic run{'s' if n != 1 else ''}</li>"
+                        for m, n in sorted(excluded.items()))
+        body.append(f"<h2>Excluded</h2><p>Synthetic runs are not model output and are not reported:</p><ul>{items}</ul>")
+    return page("UTP tool-calling compatibility", [b for b in body if b])

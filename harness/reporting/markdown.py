@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.reporting.words import column_paragraph
 from harness.reporting.text import DASH, NOT_MEASURED, counted_rate, fenced, md_table, number, pct, rate_ci
 from harness.stats import rank_formats, wilson_interval
 
@@ -15,16 +16,7 @@ FORMAT_HEADERS = [
 ]
 
 #: what each column means, printed under the table (a column nobody can read is noise)
-COLUMN_DEFINITIONS = (
-    "Runs = runs that produced a result (errored runs are counted above and never scored; runs the server "
-    "refused as unsupported count as failed). Call tasks = tasks whose right answer includes a call, passed only "
-    "with every expected call, the final-answer check and a clean stop; formats are ranked on it. Restraint = "
-    "tasks whose right answer is no call, passed by not calling. Parse = calls extracted / calls the model meant "
-    "to make. Leaks = runs whose final answer kept call markup. Adherence = calls written in the format's own "
-    "family (for native formats: in the tool_calls field). Arg validity = calls whose arguments passed the tool's "
-    "JSON Schema. Clean stops = runs that ended with an answer, not a round limit or an error. Tokens/s come "
-    "from the server's own counters; wall time and TTFT are measured only live."
-)
+COLUMN_DEFINITIONS = column_paragraph(FORMAT_HEADERS[1:])
 
 
 def _pass_k(row: Mapping[str, Any]) -> str:
