@@ -45,7 +45,7 @@ def native_tools_status(report: Mapping[str, Any]) -> tuple[str, str]:
     best = rank_formats(rows)[0]
     figures = f"{best['format']}: call tasks {call_figures(best)}"
     if unsupported and unsupported >= runs:
-        return "unsupported", "Native tools: the server refuses tool definitions for this model (tools_unsupported)."
+        return "unsupported", "Native tools: the server refuses tool definitions for this model."
     adherence = best.get("format_adherence")
     in_field = counted_rate(best.get("adherent_calls"), best.get("adherence_calls"))
     if adherence is not None and adherence < NATIVE_ADHERENCE_TEXT:
