@@ -12,10 +12,12 @@
 #      up to BFCL_LIMIT under every preset (a stop leaves categories even)
 #   5. 1.5B embedded: the BFCL sample under its three best presets on core
 #
-# num_predict: 512 tokens. These models are trained to call tools and stop
-# by themselves; a call that writes a file or several calls in one answer is
-# longer than the 128 tokens used for the tiny models, and a call cut by the
-# budget would be scored as the model's failure.
+# num_predict: 256 tokens (the harness default). These models are trained to
+# call tools and stop by themselves: their calls take 20-60 tokens, several
+# calls or a written file fit in 256, where the 128 used for the tiny models
+# could cut a call (scored as the model's failure). What does not fit is a
+# runaway repetition of one call, which 256 bounds at about 35 s a round on
+# one thread.
 # Environment: UTP (the utp command, default .venv/bin/utp), QWEN_NUM_PREDICT,
 # BFCL_LIMIT (default 12), QWEN_THREADS (default 1), UTP_ROOT (the checkout,
 # default: this script's parent directory).
@@ -23,7 +25,7 @@ set -u
 cd "${UTP_ROOT:-$(dirname "$0")/..}"
 UTP=${UTP:-.venv/bin/utp}
 PY=${PY:-.venv/bin/python}
-NUM_PREDICT=${QWEN_NUM_PREDICT:-512}
+NUM_PREDICT=${QWEN_NUM_PREDICT:-256}
 BFCL_LIMIT=${BFCL_LIMIT:-12}
 THREADS=${QWEN_THREADS:-1}
 Q05=qwen2.5-coder-0.5b
