@@ -416,7 +416,8 @@ class Runner:
             await backend.aclose()
         unreachable = [k for k in prov.get("error_kinds", []) if k in FATAL_PROVENANCE_ERRORS]
         if unreachable and transports.mode != "none":
-            raise RunnerError(f"{model}: {prov['errors'][-1]}; {FATAL_PROVENANCE_ERRORS[unreachable[0]]}")
+            message = prov["errors"][-1]  # a backend that already says which `make` target fixes it gets no second hint
+            raise RunnerError(f"{model}: {message}" + ("" if "`make " in message else f"; {FATAL_PROVENANCE_ERRORS[unreachable[0]]}"))
         if isinstance(transport, CassetteTransport):
             if transport.cassette is not None and transport.mode != "none":
                 transport.cassette.header.update(_header(model, prov, prov.get("backend")))

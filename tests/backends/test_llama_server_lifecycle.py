@@ -90,3 +90,17 @@ def test_llamacpp_specs_get_a_managed_transport() -> None:
     assert managed_transport("openai:gpt-x") is None and managed_transport("qwen3:8b") is None
     with pytest.raises(BackendError, match="unknown local model"):
         managed_transport("llamacpp:nope")
+
+
+def test_an_eval_without_the_build_stops_with_one_instruction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    monkeypatch.setenv("UTP_LLAMA_SERVER", str(tmp_path / "missing-llama-server"))
+    code = main(["eval", "--model", "llamacpp:qwen2.5-coder-0.5b", "--suite", "core/01_single_call", "--limit", "1",
+                 "--formats", "native-openai", "--record", "--no-reports", "--results-dir", str(tmp_path / "r"),
+                 "--cassette-dir", str(tmp_path / "c")])
+    error = capsys.readouterr().err
+    assert code != 0 and "llama-server is not built" in error and "make llama-server" in error
+    assert "make local-models" not in error  # one instruction, the right one
+    assert not (tmp_path / "c").exists() or not any((tmp_path / "c").rglob("*.r0.json"))

@@ -209,8 +209,12 @@ class LlamaServerTransport(httpx.AsyncBaseTransport):
     def settings(self) -> ServerSettings:
         return ServerSettings(Path(self.spec.loader()), self.spec.name, self.n_threads, self.n_ctx)
 
+    def _server(self) -> LlamaServerProcess:
+        server_binary()  # a missing build is named before the GGUF is looked for
+        return self._pool.get(self.settings())
+
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        server = await asyncio.to_thread(lambda: self._pool.get(self.settings()))
+        server = await asyncio.to_thread(self._server)
         request.url = request.url.copy_with(scheme="http", host="127.0.0.1", port=server.port)
         request.headers["host"] = f"127.0.0.1:{server.port}"
         return await self._http.handle_async_request(request)
