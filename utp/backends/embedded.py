@@ -79,6 +79,11 @@ class _RequestError(Exception):
         self.status = status
 
 
+def _content_text(content: Any) -> str:
+    """Message content as the string a chat template concatenates."""
+    return content if isinstance(content, str) else ("" if content is None else json.dumps(content, ensure_ascii=False))
+
+
 def template_accepts_role(template: str, role: str) -> bool:
     return f"'{role}'" in template or f'"{role}"' in template
 
@@ -98,8 +103,7 @@ def prepare_messages(messages: list[dict[str, Any]], template: str) -> list[dict
     out: list[dict[str, Any]] = []
     for position, message in enumerate(messages):
         role = str(message.get("role") or "user").lower()
-        content = message.get("content")
-        text = content if isinstance(content, str) else ("" if content is None else json.dumps(content, ensure_ascii=False))
+        text = _content_text(message.get("content"))
         if role == "assistant" and not text and message.get("tool_calls"):
             calls = [c.get("function", c) for c in message["tool_calls"] if isinstance(c, dict)]
             text = json.dumps([{"name": c.get("name"), "arguments": c.get("arguments")} for c in calls], ensure_ascii=False)
@@ -128,8 +132,7 @@ def prepare_tool_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]
     out: list[dict[str, Any]] = []
     for message in messages:
         role = str(message.get("role") or "user").lower()
-        content = message.get("content")
-        text = content if isinstance(content, str) else ("" if content is None else json.dumps(content, ensure_ascii=False))
+        text = _content_text(message.get("content"))
         prepared: dict[str, Any] = {"role": role if role in ("system", "user", "assistant", "tool") else "user", "content": text}
         calls = message.get("tool_calls")
         if role == "assistant" and isinstance(calls, list) and calls:
