@@ -104,3 +104,20 @@ def test_an_eval_without_the_build_stops_with_one_instruction(tmp_path: Path, mo
     assert code != 0 and "llama-server is not built" in error and "make llama-server" in error
     assert "make local-models" not in error  # one instruction, the right one
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").rglob("*.r0.json"))
+
+
+def test_the_server_outlives_the_thread_that_asked_for_it(fake_binary: Path, model: LocalModel) -> None:
+    """Linux's parent-death signal follows the starting thread; a retired worker thread must not stop the server."""
+    import threading
+    import time
+
+    pool = ServerPool()
+    transport = LlamaServerTransport(model, pool=pool)
+    worker = threading.Thread(target=lambda: pool.get(transport.settings()))
+    worker.start()
+    worker.join()
+    try:
+        time.sleep(1.0)
+        assert len(pool.running()) == 1
+    finally:
+        pool.stop_all()

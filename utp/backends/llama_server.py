@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,11 +64,19 @@ def free_port() -> int:
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """Linux: the server gets SIGTERM if UTP dies without running atexit (SIGKILL, OOM)."""
+    """Linux: the server gets SIGTERM if UTP dies without running atexit (SIGKILL, OOM).
+
+    The kernel sends it when the *thread* that started the child exits, so
+    servers are started from :data:`_SPAWNER`'s one thread, which lives as
+    long as the process (a worker of asyncio's pool may be retired earlier).
+    """
     if sys.platform.startswith("linux"):
         import ctypes
 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="utp-llama-server-spawner")
 
 
 @dataclass(frozen=True)
@@ -107,10 +116,10 @@ class LlamaServerProcess:
         self.log_path = log_dir / f"{self.settings.alias}-{self.port}.log"
         began = time.perf_counter()
         with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                self.settings.command(self.binary, self.port), stdin=subprocess.DEVNULL, stdout=log,
+            self.process = _SPAWNER.submit(
+                subprocess.Popen, self.settings.command(self.binary, self.port), stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, preexec_fn=_die_with_parent if os.name == "posix" else None,
-            )
+            ).result()
         try:
             self._wait_healthy(timeout_s)
         except BaseException:
