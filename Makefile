@@ -47,7 +47,7 @@ $(LOCAL_STAMP): $(STAMP)
 local-models: $(LOCAL_STAMP)
 
 # llama.cpp's own server, from the llama.cpp that the llama-cpp-python sdist
-# vendors (portable flags, server target only; 15-30 minutes on 2 cores), into
+# vendors (portable flags, server target only; 15-45 minutes on 2 cores), into
 # ~/.cache/utp/llama-server/bin; `MODEL=llamacpp:NAME` starts and stops it.
 LLAMA_JOBS  ?= 2
 LLAMA_SDIST ?=

@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.force and binary.is_file() and previous.get("sdist_sha256") == sha256_of(sdist):
             _say(f"already built from {sdist.name} ({previous.get('build_seconds')} s on {previous.get('built_at')}): {binary}")
             return 0
-        _say(f"building from {sdist.name} with {args.jobs} job(s) (portable CPU flags; about 15-30 minutes on 2 cores)...")
+        _say(f"building from {sdist.name} with {args.jobs} job(s) (portable CPU flags; 15-45 minutes on 2 cores)...")
         record = build(sdist, args.jobs)
     write_text_atomic(record_path, json.dumps(record, indent=1))
     _say(f"built in {record['build_seconds']} s: {record['binary']} (recorded in {record_path})")

@@ -37,7 +37,7 @@ from utp.backends.openai_compat import OpenAICompatBackend
 
 #: the base URL requests are addressed to; the transport sends them to the real port
 LLAMA_SERVER_BASE_URL = "http://llama-server.local"
-BUILD_HINT = "run `make llama-server` (builds llama.cpp's server from the llama-cpp-python sdist with portable CPU flags, about 15-30 minutes on 2 cores)"
+BUILD_HINT = "run `make llama-server` (builds llama.cpp's server from the llama-cpp-python sdist with portable CPU flags, 15-45 minutes on 2 cores)"
 START_TIMEOUT_S = 300.0
 #: what the server's provenance says about where calls are parsed
 SERVER_TOOL_PARSER = "llama.cpp --jinja (the server's own parser fills tool_calls)"
