@@ -121,3 +121,47 @@ def test_the_server_outlives_the_thread_that_asked_for_it(fake_binary: Path, mod
         assert len(pool.running()) == 1
     finally:
         pool.stop_all()
+
+
+def test_stopping_the_pool_stops_a_server_still_loading(fake_binary: Path, model: LocalModel,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """What atexit does after Ctrl-C during a start: no wait for the start, no orphan."""
+    import threading
+    import time
+
+    monkeypatch.setenv("FAKE_LLAMA_NEVER_READY", "1")
+    pool = ServerPool()
+    settings = LlamaServerTransport(model, pool=pool).settings()
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            pool.get(settings)
+        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+            errors.append(exc)
+
+    worker = threading.Thread(target=start)
+    worker.start()
+    deadline = time.monotonic() + 20
+    while not (pool._servers and next(iter(pool._servers.values())).process) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process = next(iter(pool._servers.values())).process
+    began = time.monotonic()
+    pool.stop_all()
+    worker.join(timeout=10)
+    assert time.monotonic() - began < 10 and not worker.is_alive()
+    assert process is not None and process.poll() is not None
+    assert errors and "stopped while it was starting" in str(errors[0])
+
+
+def test_concurrent_first_requests_share_one_start(fake_binary: Path, model: LocalModel) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ServerPool()
+    settings = LlamaServerTransport(model, pool=pool).settings()
+    try:
+        with ThreadPoolExecutor(max_workers=3) as workers:
+            servers = list(workers.map(lambda _: pool.get(settings), range(3)))
+        assert servers[0] is servers[1] is servers[2] and servers[0].alive()
+    finally:
+        pool.stop_all()

@@ -5,7 +5,8 @@ points at a wrapper script that runs this file). It listens on ``--port``,
 answers ``/health`` with 503 ("loading") twice and then 200, ``/v1/models``
 with ``--alias``, ``/props`` with a fixed template, and records its argv in
 ``$FAKE_LLAMA_ARGV``. ``FAKE_LLAMA_FAIL=<code>`` makes it print an error and
-exit with that status instead, as the real one does for a bad model file.
+exit with that status instead, as the real one does for a bad model file;
+``FAKE_LLAMA_NEVER_READY=1`` keeps ``/health`` at 503 (a model that loads forever).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def main(argv: list[str]) -> int:
 
         def do_GET(self) -> None:
             if self.path == "/health":
-                health["asked"] += 1
+                health["asked"] += 1 if not os.environ.get("FAKE_LLAMA_NEVER_READY") else 0
                 self._json(200 if health["asked"] > 2 else 503, {"status": "ok" if health["asked"] > 2 else "loading"})
             elif self.path == "/v1/models":
                 self._json(200, {"object": "list", "data": [{"id": args.get("--alias"), "object": "model", "owned_by": "llamacpp"}]})

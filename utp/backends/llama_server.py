@@ -104,6 +104,12 @@ class LlamaServerProcess:
     process: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
     started_s: float = field(default=0.0)
+    #: set when :meth:`start` has finished, healthy or not
+    ready: threading.Event = field(default_factory=threading.Event)
+
+    def alive(self) -> bool:
+        process = self.process
+        return process is not None and process.poll() is None
 
     @property
     def base_url(self) -> str:
@@ -125,13 +131,16 @@ class LlamaServerProcess:
         except BaseException:
             self.stop()
             raise
+        finally:
+            self.ready.set()
         self.started_s = time.perf_counter() - began
         return self
 
     def _wait_healthy(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
-        assert self.process is not None
         while time.monotonic() < deadline:
+            if self.process is None:
+                raise BackendError(BackendErrorKind.CONNECT_ERROR, "llama-server was stopped while it was starting")
             code = self.process.poll()
             if code is not None:
                 raise BackendError(BackendErrorKind.CONNECT_ERROR, f"llama-server exited with {_exit_text(code)} while starting: {self.log_tail()}")
@@ -173,24 +182,35 @@ def _exit_text(code: int) -> str:
 
 
 class ServerPool:
-    """One server per model and settings per process, all stopped at exit."""
+    """One server per model and settings per process, all stopped at exit.
+
+    A server is registered before it is healthy, so stopping the pool (at
+    exit, after Ctrl-C) also stops one still loading its model, without
+    waiting for the start that holds the pool's lock.
+    """
 
     def __init__(self) -> None:
         self._servers: dict[ServerSettings, LlamaServerProcess] = {}
         self._lock = threading.Lock()
 
     def get(self, settings: ServerSettings) -> LlamaServerProcess:
+        """The healthy server for ``settings``, started by the first caller; others wait for that start."""
         with self._lock:
             server = self._servers.get(settings)
-            if server is not None and server.process is not None and server.process.poll() is None:
-                return server
-            server = LlamaServerProcess(settings, server_binary()).start()
-            self._servers[settings] = server
-            return server
+            fresh = server is None or (server.ready.is_set() and not server.alive())
+            if fresh:
+                server = self._servers[settings] = LlamaServerProcess(settings, server_binary())
+        assert server is not None
+        if fresh:
+            return server.start()
+        server.ready.wait()
+        if not server.alive():
+            raise BackendError(BackendErrorKind.CONNECT_ERROR, f"llama-server did not start: {server.log_tail()}")
+        return server
 
     def running(self) -> list[LlamaServerProcess]:
         with self._lock:
-            return [s for s in self._servers.values() if s.process is not None and s.process.poll() is None]
+            return [s for s in self._servers.values() if s.alive()]
 
     def stop_all(self) -> None:
         with self._lock:
