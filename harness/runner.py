@@ -68,7 +68,7 @@ def check_models(models: Iterable[str]) -> None:
     for model in models:
         try:
             scheme, name = split_spec(model)
-            if scheme == "local":
+            if scheme in ("local", "llamacpp"):
                 get_local_model(name)
         except Exception as exc:  # ValueError or BackendError, both mean "bad --model"
             raise RunnerError(f"--model {model!r}: {exc}") from None
@@ -287,8 +287,11 @@ class FailureStreak:
 # --------------------------------------------------------------------------- backends
 
 
-def _is_local(model: str) -> bool:
-    return model.startswith("local:")
+def _is_managed(model: str) -> bool:
+    """Is this a model UTP runs itself (``local:``, ``llamacpp:``), with no host of the user's?"""
+    from utp.backends import MANAGED_TRANSPORTS, split_spec
+
+    return split_spec(model)[0] in MANAGED_TRANSPORTS
 
 
 def _inner_transport(config: RunnerConfig, model: str, pool: SharedPool) -> httpx.AsyncBaseTransport:
@@ -297,11 +300,14 @@ def _inner_transport(config: RunnerConfig, model: str, pool: SharedPool) -> http
         transport = config.live_transport_factory(model)
         if transport is not None:
             return transport
-    if _is_local(model):
-        from utp.backends.embedded import EmbeddedOllamaTransport
+    return _managed_transport(config, model) or pool.lend()
 
-        return EmbeddedOllamaTransport(model.split(":", 1)[1])
-    return pool.lend()
+
+def _managed_transport(config: RunnerConfig, model: str) -> httpx.AsyncBaseTransport | None:
+    """A model UTP runs itself (embedded, or a llama-server it starts) with this run's threads and context."""
+    from utp.backends import managed_transport
+
+    return managed_transport(model, n_threads=config.options.get("num_thread"), n_ctx=config.options.get("num_ctx"))
 
 
 def _make_backend(config: RunnerConfig, model: str, transport: httpx.AsyncBaseTransport | None) -> tuple[Any, str]:
@@ -357,9 +363,7 @@ class _Transports:
         """Live mode: a test-supplied transport, the shared pool (HTTP servers), or None (the embedded model)."""
         if self.config.live_transport_factory is not None:
             return self.config.live_transport_factory(self.model)  # one per backend: a backend closes its own
-        if _is_local(self.model):
-            return None
-        return self.pool.lend()
+        return _managed_transport(self.config, self.model) or self.pool.lend()
 
     async def aclose(self) -> None:
         if self._inner is not None:
@@ -505,13 +509,15 @@ class Runner:
                     "utp_version": provenance_mod.utp_version()}
         finally:
             await backend.aclose()
-        if not _is_local(model):
+        if not _is_managed(model):
             # a replay's host answers nothing: the cassette says where the recording was made
             replayed_from = transport.header.get("host") if isinstance(transport, CassetteTransport) else None
             prov["host"] = replayed_from if transports.mode == "none" else self.config.host
         unreachable = [k for k in prov.get("error_kinds", []) if k in FATAL_PROVENANCE_ERRORS]
         if unreachable and transports.mode != "none":
-            raise HostUnreachable(f"{model}: {prov['errors'][-1]}; {FATAL_PROVENANCE_ERRORS[unreachable[0]]}")
+            message = prov["errors"][-1]  # a backend that already says which `make` target fixes it gets no second hint
+            hint = "" if "`make " in message else f"; {FATAL_PROVENANCE_ERRORS[unreachable[0]]}"
+            raise HostUnreachable(f"{model}: {message}{hint}")
         if isinstance(transport, CassetteTransport):
             if transport.cassette is not None and transport.mode != "none":
                 transport.cassette.header.update(_header(model, prov, prov.get("backend")))

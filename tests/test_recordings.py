@@ -30,6 +30,13 @@ RESULTS = ROOT / "reports" / "results"
 REAL_MODELS = ("local:smollm2-135m", "local:gemma3-270m")
 #: scenarios per suite replayed by `make test` (every format, every suite); `make test-full` replays all
 QUICK_REPLAY_LIMIT = 2
+#: models trained to call tools, and the same GGUF behind llama-server; recorded over hours, so
+#: replayed for whatever part of their recording the repository holds
+TOOL_MODELS = tuple(
+    model
+    for model in ("local:qwen2.5-coder-0.5b", "local:qwen2.5-coder-1.5b", "llamacpp:qwen2.5-coder-0.5b", "llamacpp:qwen2.5-coder-1.5b")
+    if (CASSETTES / model_slug(model) / "provenance.json").is_file()
+)
 
 
 def recorded_runs(model: str) -> dict[tuple, Any]:
@@ -56,7 +63,7 @@ def _errored(model: str, key: tuple) -> bool:
                if (r["format"], r["suite"], r["scenario"], r["repeat"]) == key)
 
 
-@pytest.mark.parametrize("model", REAL_MODELS)
+@pytest.mark.parametrize("model", REAL_MODELS + TOOL_MODELS)
 def test_replaying_the_cassettes_gives_the_recorded_reading(model: str, tmp_path: Path):
     """Every recorded run under `make test-full`; under `make test`, the first scenarios of every suite in every format."""
     sample = [] if full_sweeps() else ["--limit", str(QUICK_REPLAY_LIMIT)]
