@@ -126,11 +126,15 @@ def test_matrix_cells_carry_counts_best_first_and_mark_the_recommendation(folder
     pooled = []
     for fmt, cells in rows:
         assert len(cells) == len(reports)
+        measured = [cell for cell in cells if cell.attrs.get("data-tasks")]
         for cell in cells:
+            if cell not in measured:  # a format this model was not run in (a recording still under way)
+                assert cell.text.strip() == "not run"
+                continue
             passed, tasks = cell.attrs["data-passed"], cell.attrs["data-tasks"]
             assert f"{passed}/{tasks}" in cell.text and "%" in cell.text
             assert cell.attrs["style"].startswith("background:#")
-        pooled.append(sum(int(c.attrs["data-passed"]) for c in cells) / sum(int(c.attrs["data-tasks"]) for c in cells))
+        pooled.append(sum(int(c.attrs["data-passed"]) for c in measured) / sum(int(c.attrs["data-tasks"]) for c in measured))
     assert pooled == sorted(pooled, reverse=True)
     for column, report in enumerate(reports):
         marked = [fmt for fmt, cells in rows if "rec" in cells[column].attrs["class"].split()]
