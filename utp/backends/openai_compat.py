@@ -41,8 +41,12 @@ RESPONSE_SCHEMA_NAME = "utp_reply"
 
 
 def json_schema_format(schema: dict[str, Any]) -> dict[str, Any]:
-    """``response_format`` for a reply schema: OpenAI's shape, which llama-server reads too."""
-    return {"type": "json_schema", "json_schema": {"name": RESPONSE_SCHEMA_NAME, "schema": schema, "strict": True}}
+    """``response_format`` for a reply schema: OpenAI's shape, which llama-server reads too.
+
+    No ``"strict": true``: OpenAI's strict mode refuses a root ``anyOf`` and
+    optional properties, which tool schemas have; llama-server ignores the flag.
+    """
+    return {"type": "json_schema", "json_schema": {"name": RESPONSE_SCHEMA_NAME, "schema": schema}}
 
 
 def normalise_base_url(base_url: str) -> str:
