@@ -72,7 +72,7 @@ def validates(schema: dict[str, Any], value: Any) -> bool:
     return follows_schema(value, schema)
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tools_and_call())
 def test_every_valid_call_validates(case):
     offered, call = case
@@ -88,7 +88,7 @@ def tools_and_calls(draw: st.DrawFn) -> tuple[list[Tool], list[dict[str, Any]]]:
     return offered, [{"name": t.name, "arguments": draw(valid_arguments(t))} for t in chosen]
 
 
-@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tools_and_calls())
 def test_several_valid_calls_validate_only_where_parallel_calls_are_allowed(case):
     offered, calls = case
@@ -96,7 +96,7 @@ def test_several_valid_calls_validate_only_where_parallel_calls_are_allowed(case
     assert not validates(reply_schema(offered, allow_parallel=False), calls)
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(tools_and_call(), NAMES)
 def test_a_call_to_a_tool_not_offered_does_not_validate(case, other):
     offered, call = case
@@ -105,7 +105,7 @@ def test_a_call_to_a_tool_not_offered_does_not_validate(case, other):
     assert not validates(reply_schema(offered), {**call, "name": other})
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_a_call_with_invalid_arguments_does_not_validate(data):
     offered = data.draw(tools())
@@ -126,6 +126,7 @@ def test_a_call_with_invalid_arguments_does_not_validate(data):
     assert not validates(schema, {"name": tool.name, "arguments": json.dumps(arguments)})  # arguments as a string
 
 
+@settings(deadline=None)
 @given(tools(), TEXT)
 def test_a_text_answer_validates_whatever_is_offered(offered, text):
     assert validates(reply_schema(offered), {ANSWER_KEY: text})
@@ -134,7 +135,7 @@ def test_a_text_answer_validates_whatever_is_offered(offered, text):
     assert not validates(reply_schema(offered), text)  # bare prose is no branch
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tools_and_call())
 def test_a_constrained_call_is_read_by_the_ordinary_parser_as_the_same_call(case):
     offered, call = case
@@ -145,7 +146,7 @@ def test_a_constrained_call_is_read_by_the_ordinary_parser_as_the_same_call(case
     assert parsed.content.strip() == ""
 
 
-@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tools_and_calls())
 def test_several_constrained_calls_are_read_in_order(case):
     offered, calls = case
@@ -153,6 +154,7 @@ def test_several_constrained_calls_are_read_in_order(case):
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [(c["name"], c["arguments"]) for c in calls]
 
 
+@settings(deadline=None)
 @given(tools(), TEXT)
 def test_a_constrained_text_answer_becomes_plain_content(offered, text):
     reply = json.dumps({ANSWER_KEY: text}, ensure_ascii=False)
