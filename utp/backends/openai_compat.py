@@ -93,6 +93,8 @@ class OpenAIStreamAssembler:
     calls: dict[int, _CallParts] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: dict[str, Any] | None = None
+    #: llama-server's engine counters (``prompt_ms``, ``predicted_ms``...), on its last chunk
+    timings: dict[str, Any] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     role: str = "assistant"
 
@@ -102,6 +104,8 @@ class OpenAIStreamAssembler:
                 self.meta.setdefault(key, chunk[key])
         if chunk.get("usage"):
             self.usage = chunk["usage"]
+        if isinstance(chunk.get("timings"), dict):
+            self.timings = chunk["timings"]
         for choice in chunk.get("choices") or []:
             if choice.get("index", 0) != 0:
                 continue
@@ -149,7 +153,7 @@ class OpenAIStreamAssembler:
             message[self.reasoning_key or REASONING_KEYS[0]] = "".join(self.reasoning)
         if self.calls:
             message["tool_calls"] = self.tool_calls()
-        return {
+        completion = {
             "id": self.meta.get("id"),
             "object": "chat.completion",
             "created": self.meta.get("created"),
@@ -158,6 +162,9 @@ class OpenAIStreamAssembler:
             "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
             "usage": self.usage,
         }
+        if self.timings is not None:
+            completion["timings"] = self.timings
+        return completion
 
 
 def assemble_openai_chunks(chunks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -180,15 +187,25 @@ def message_from_completion(completion: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def counters_from_usage(usage: dict[str, Any] | None, *, wall_s: float | None, ttft_s: float | None = None) -> Counters:
-    """/v1 reports token counts only; durations stay None rather than guessed."""
+def counters_from_usage(usage: dict[str, Any] | None, *, wall_s: float | None, ttft_s: float | None = None,
+                        timings: dict[str, Any] | None = None) -> Counters:
+    """/v1 reports token counts only; durations stay None rather than guessed, unless the
+    server adds its engine's own ``timings`` (llama-server: milliseconds per phase)."""
     usage = usage or {}
+    timings = timings if isinstance(timings, dict) else {}
 
-    def count(key: str) -> int | None:
-        value = usage.get(key)
-        return int(value) if isinstance(value, (int, float)) else None
+    def number(source: dict[str, Any], key: str, scale: float = 1) -> int | None:
+        value = source.get(key)
+        return int(value * scale) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
-    return Counters(prompt_tokens=count("prompt_tokens"), completion_tokens=count("completion_tokens"), wall_s=wall_s, ttft_s=ttft_s)
+    return Counters(
+        prompt_tokens=number(usage, "prompt_tokens") if "prompt_tokens" in usage else number(timings, "prompt_n"),
+        completion_tokens=number(usage, "completion_tokens") if "completion_tokens" in usage else number(timings, "predicted_n"),
+        prompt_eval_ns=number(timings, "prompt_ms", 1e6),
+        eval_ns=number(timings, "predicted_ms", 1e6),
+        wall_s=wall_s,
+        ttft_s=ttft_s,
+    )
 
 
 def _delta_has_output(chunk: dict[str, Any]) -> bool:
@@ -251,7 +268,7 @@ class OpenAICompatBackend(HttpClientBase):
             raw=completion,
             message=message_from_completion(completion),
             done_reason=finish or "stop",
-            counters=counters_from_usage(completion.get("usage"), wall_s=wall),
+            counters=counters_from_usage(completion.get("usage"), wall_s=wall, timings=completion.get("timings")),
         )
 
     async def _chat_streaming(self, request: ChatRequest) -> BackendResponse:
@@ -262,7 +279,7 @@ class OpenAICompatBackend(HttpClientBase):
             raw=completion,
             message=message_from_completion(completion),
             done_reason=assembler.finish_reason or "stop",
-            counters=counters_from_usage(assembler.usage, wall_s=collected.wall_s, ttft_s=collected.ttft_s),
+            counters=counters_from_usage(assembler.usage, wall_s=collected.wall_s, ttft_s=collected.ttft_s, timings=assembler.timings),
             chunks=collected.chunks,
         )
 
