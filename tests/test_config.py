@@ -254,6 +254,11 @@ def test_switching_to_native_definitions_drops_prompt_teaching():
     assert bundle == FormatBundle("openai", "auto", "openai", "none", None)
 
 
+def test_switching_to_constrained_definitions_gives_the_constrained_preset():
+    assert ToolsSettings(definition_format="constrained").apply_to(PRESETS["native"]) == PRESETS["constrained-json"]
+    assert ToolsSettings(definition_format="constrained").apply_to(PRESETS["fewshot-hermes"]) == PRESETS["constrained-json"]
+
+
 def test_explicit_parser_only_overrides_the_parser():
     bundle = ToolsSettings(call_parser="hermes").apply_to(PRESETS["native"])
     assert bundle == PRESETS["native"].with_parser("hermes")

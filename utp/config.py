@@ -89,7 +89,8 @@ class ToolsSettings:
 
         Switching to prompt-based definitions also switches results to text and
         teaches with instructions unless those were chosen too; switching back
-        to native definitions drops the prompt teaching the same way.
+        to native definitions drops the prompt teaching the same way; switching
+        to constrained definitions gives the rest of the ``constrained-json`` preset.
         Raises ``ValueError`` when the result is still not a valid bundle.
         """
         chosen: dict[str, str | None] = dict(self.explicit())
@@ -100,6 +101,9 @@ class ToolsSettings:
             merged.update(result_format="text", prompt_style="instructions")
         elif definition in natives and base.definition_format not in natives:
             merged.update(result_format=definition, prompt_style="none", prompt_family=None)
+        elif definition == "constrained" and base.definition_format != "constrained":
+            # the constrained reply is the json family's; its answer branch needs the constrained reader
+            merged.update(result_format="constrained", prompt_style="instructions", prompt_family="json")
         if chosen.get("prompt_style") == "none" and "prompt_family" not in chosen:
             chosen["prompt_family"] = None
         merged.update(chosen)

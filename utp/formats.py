@@ -1,7 +1,8 @@
 """A *format* is four choices made together, and the named presets the harness compares.
 
-How definitions reach the model (native ``tools`` array, Anthropic shape, or
-instructions in the system prompt), which parser reads its answer, how results
+How definitions reach the model (native ``tools`` array, Anthropic shape,
+instructions in the system prompt, or instructions plus a reply schema the
+server enforces), which parser reads its answer, how results
 go back, and how the prompt teaches it (nothing, instructions, or few-shot
 demonstrations). Measuring a model means measuring these bundles, and tuning
 means picking one.
@@ -12,8 +13,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-DEFINITION_FORMATS = ("openai", "ollama", "anthropic", "prompt", "none")
-RESULT_FORMATS = ("openai", "ollama", "anthropic", "text")
+DEFINITION_FORMATS = ("openai", "ollama", "anthropic", "prompt", "none", "constrained")
+RESULT_FORMATS = ("openai", "ollama", "anthropic", "text", "constrained")
 PROMPT_STYLES = ("none", "instructions", "few_shot")
 
 
@@ -77,6 +78,10 @@ PRESETS: dict[str, FormatBundle] = {
     "fewshot-hermes": _prompted("hermes", "few_shot"),
     "fewshot-json": _prompted("json", "few_shot"),
     "fewshot-pythonic": _prompted("pythonic", "few_shot"),
+    # The reply's shape forced by a JSON Schema the server enforces (Ollama
+    # ``format``, llama.cpp ``json_schema``, an embedded grammar); calls in the
+    # json family's syntax, so "auto" reads them and adherence is scored as json.
+    "constrained-json": FormatBundle("constrained", "auto", "constrained", "instructions", "json"),
 }
 
 

@@ -27,7 +27,8 @@ from typing import Any
 
 import httpx
 
-from utp.backends.base import BackendError, BackendResponse, ChatBackend, ChatRequest
+from utp.backends.base import BackendError, BackendErrorKind, BackendResponse, ChatBackend, ChatRequest
+from utp.constrained import unenforced_reply
 from utp.formats import FormatBundle
 from utp.intent import matching_rules
 from utp.protocols import ToolCallParser, ToolDefinitionAdapter, ToolResultAdapter
@@ -274,7 +275,10 @@ class _Run:
             return self._backend_failed(record, started, f"{type(exc).__name__}: {exc}")
         record.client_wall_s = time.perf_counter() - started
         self._record_response(record, response)
-        parsed = self._parser().parse(response.raw)
+        unenforced = _unenforced_schema(request, response)
+        if unenforced is not None:  # never read a reply the server let run free-form as if constrained
+            return self._backend_failed(record, started, str(unenforced))
+        parsed = self._read_answer(self._parser().parse(response.raw))
         record.content = parsed.content
         record.thinking = parsed.thinking
         record.diagnostics = list(parsed.diagnostics)
@@ -314,6 +318,7 @@ class _Run:
             messages.extend(demonstrations(available))
         messages.extend(self.conversation)
         tools = definition.format_tools(available) if available else None
+        schema_for = getattr(definition, "response_schema", None)  # constrained formats: rebuilt per round
         return ChatRequest(
             model=self.loop.model,
             messages=messages,
@@ -322,7 +327,13 @@ class _Run:
             stream=self.loop.stream,
             think=self.loop.think,
             keep_alive=self.loop.keep_alive,
+            response_schema=schema_for(available) if callable(schema_for) else None,
         )
+
+    def _read_answer(self, parsed: ParsedResponse) -> ParsedResponse:
+        """The format's reading of a text answer (a constrained ``{"answer": ...}`` becomes prose)."""
+        read_answer = getattr(self.format.results, "read_answer", None)
+        return read_answer(parsed) if callable(read_answer) else parsed
 
     def _parser(self) -> ToolCallParser:
         # All registered tools, not just available ones: a locked tool's name must be
@@ -468,6 +479,14 @@ class _Run:
     def _last_note(self, text: str) -> None:
         if self.transcript.rounds:
             self.transcript.rounds[-1].note(text)
+
+
+def _unenforced_schema(request: ChatRequest, response: BackendResponse) -> BackendError | None:
+    """A structured-output refusal for a reply that ignored the request's schema (a cut-off reply cannot tell)."""
+    if request.response_schema is None or response.done_reason == "length":
+        return None
+    why = unenforced_reply(request.response_schema, (response.message or {}).get("content") or "")
+    return None if why is None else BackendError(BackendErrorKind.STRUCTURED_OUTPUT_UNSUPPORTED, why)
 
 
 def _decision_name(decision: CheckDecision, result: ToolResult) -> Decision | str:

@@ -112,3 +112,19 @@ def test_tune_main_without_results_writes_nothing(tmp_path: Path, capsys):
     assert "nothing written" in capsys.readouterr().err and not out.exists()
     assert tune_main(["--results-dir", str(tmp_path / "missing"), "--out", str(out)]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_tune_chooses_constrained_json_when_it_wins_and_the_profile_sends_the_schema(tmp_path: Path):
+    from utp.adapters.constrained import ConstrainedDefinitionAdapter
+    from utp.negotiator import FormatNegotiator
+
+    records = outcomes("tiny:1b", "constrained-json", 15, 20) + outcomes("tiny:1b", "fewshot-json", 6, 20)
+    out = tmp_path / "tuned.toml"
+    profiles = tune([write(tmp_path / "results", records)], out)
+    assert profiles["tiny:1b"].preset == "constrained-json"
+    assert profiles["tiny:1b"].fallbacks == ("fewshot-json",)
+    loaded = load_tuned(out)
+    assert loaded["tiny:1b"].bundle == PRESETS["constrained-json"]
+    negotiated = FormatNegotiator(tuned=loaded).negotiate("ollama", "tiny:1b")
+    assert (negotiated.source, negotiated.bundle) == ("tuned", PRESETS["constrained-json"])
+    assert isinstance(negotiated.definition_adapter, ConstrainedDefinitionAdapter)

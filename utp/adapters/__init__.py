@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from utp.adapters.anthropic import AnthropicDefinitionAdapter, AnthropicResultAdapter
+from utp.adapters.constrained import ConstrainedDefinitionAdapter, ConstrainedResultAdapter
 from utp.adapters.none import NoToolsDefinitionAdapter
 from utp.adapters.ollama import OllamaDefinitionAdapter, OllamaResultAdapter
 from utp.adapters.openai import OpenAIDefinitionAdapter, OpenAIResultAdapter
@@ -41,6 +42,7 @@ _DEFINITION_ADAPTERS: dict[str, Callable[[str | None, bool], ToolDefinitionAdapt
     "anthropic": lambda family, few_shot: AnthropicDefinitionAdapter(),
     "prompt": _prompt,
     "none": lambda family, few_shot: NoToolsDefinitionAdapter(),
+    "constrained": lambda family, few_shot: ConstrainedDefinitionAdapter(),
 }
 
 _RESULT_ADAPTERS: dict[str, Callable[[str | None], ToolResultAdapter]] = {
@@ -48,6 +50,7 @@ _RESULT_ADAPTERS: dict[str, Callable[[str | None], ToolResultAdapter]] = {
     "ollama": lambda family: OllamaResultAdapter(),
     "anthropic": lambda family: AnthropicResultAdapter(),
     "text": lambda family: TextResultAdapter(family),
+    "constrained": lambda family: ConstrainedResultAdapter(family),
 }
 
 
@@ -104,6 +107,8 @@ def adapters_for(bundle: FormatBundle) -> tuple[ToolDefinitionAdapter, ToolResul
 __all__ = [
     "AnthropicDefinitionAdapter",
     "AnthropicResultAdapter",
+    "ConstrainedDefinitionAdapter",
+    "ConstrainedResultAdapter",
     "NoToolsDefinitionAdapter",
     "OllamaDefinitionAdapter",
     "OllamaResultAdapter",

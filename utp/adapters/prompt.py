@@ -57,21 +57,18 @@ class PromptDefinitionAdapter:
         normalized = normalize_tools(list(tools))
         if not normalized:
             return base_prompt
-        block = self.instructions(normalized)
-        return f"{base_prompt.rstrip()}\n\n{block}" if base_prompt.strip() else block
+        return with_block(base_prompt, self.instructions(normalized))
 
     def instructions(self, tools: Sequence[Tool]) -> str:
         calls = self.example_calls(tools)
         parts = [
-            "# Tools",
-            "You can call these tools:",
-            tool_listing(self.family.name, tools),
+            *tools_heading(self.family.name, tools),
             "To call a tool, reply with ONLY the call, written exactly like this:",
             self.family.render(calls[:1]),
         ]
         if len(calls) > 1:
             parts += ["To call several tools at once, write them together like this:", self.family.render(calls)]
-        question = _restraint_example(tools)
+        question = restraint_example(tools)
         parts.append(
             "Rules:\n"
             "- Use only the tools listed above, with their exact names and argument names.\n"
@@ -119,6 +116,16 @@ class PromptDefinitionAdapter:
             messages.extend(results.format_results([call], [result]))
             messages.append({"role": "assistant", "content": example_answer(tool, call, outcome)})
         return messages
+
+
+def with_block(base_prompt: str, block: str) -> str:
+    """The system prompt with the tools block after the caller's own text (if any)."""
+    return f"{base_prompt.rstrip()}\n\n{block}" if base_prompt.strip() else block
+
+
+def tools_heading(family: str, tools: Sequence[Tool]) -> list[str]:
+    """The start of every tools block: a heading, and the tools listed as ``family`` reads them best."""
+    return ["# Tools", "You can call these tools:", tool_listing(family, tools)]
 
 
 #: the no-tool exchange that opens the demonstrations: no tool set answers a greeting
@@ -215,7 +222,7 @@ def _words(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def _restraint_example(tools: Sequence[Tool]) -> str:
+def restraint_example(tools: Sequence[Tool]) -> str:
     """A question for the rules' "no tool fits" example that none of ``tools`` could answer."""
     vocabulary: set[str] = set()
     for tool in tools:

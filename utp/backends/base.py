@@ -24,6 +24,9 @@ class ChatRequest:
     stream: bool = False
     think: bool | str | None = None
     keep_alive: str | int | None = None
+    #: a JSON Schema the reply must follow (constrained decoding), or None for free-form;
+    #: each backend sends it its server's way (Ollama ``format``, OpenAI ``response_format``)
+    response_schema: dict[str, Any] | None = None
 
 
 @dataclass
@@ -108,6 +111,8 @@ class ModelInfo:
 
 class BackendErrorKind(str, enum.Enum):
     TOOLS_UNSUPPORTED = "tools_unsupported"  # 400 "... does not support tools"
+    #: the server or model cannot (or did not) force a reply schema
+    STRUCTURED_OUTPUT_UNSUPPORTED = "structured_output_unsupported"
     THINKING_UNSUPPORTED = "thinking_unsupported"
     MODEL_NOT_FOUND = "model_not_found"  # 404
     BAD_REQUEST = "bad_request"  # other 4xx

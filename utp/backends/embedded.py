@@ -15,6 +15,10 @@ tools section answers ``tools`` with Ollama's 400 ``"<model> does not
 support tools"`` (tiny models are evaluated with prompt-based formats).
 Counters come from llama.cpp's own performance timers, and changing
 ``num_ctx`` reloads the model.
+``format`` (``"json"`` or a JSON Schema) becomes a llama.cpp grammar, as in
+Ollama; a schema the converter cannot turn into a grammar is refused rather
+than silently replaced by "any JSON" (what llama-cpp-python's
+``response_format`` would do).
 """
 
 from __future__ import annotations
@@ -32,12 +36,14 @@ import httpx
 
 from utp.backends.base import BackendError
 from utp.backends.gguf_meta import chat_template, template_renders_tools
+from utp.backends.grammar import GrammarError, reply_grammar
 from utp.backends.llama_engine import (
     ENGINES,
     FALLBACK_TEMPLATES,
     Engine,
     EngineCache,
     EngineLoadError,
+    import_llama_cpp,
     llama_cpp_version,
     perf_counters,
     reset_perf,
@@ -364,6 +370,12 @@ class EmbeddedOllamaTransport(httpx.AsyncBaseTransport):
         if not isinstance(options, dict):
             raise _RequestError(400, "options must be an object")
         kwargs = sampling_kwargs(options)
+        try:
+            grammar = await asyncio.to_thread(reply_grammar, body.get("format"), import_llama_cpp)
+        except GrammarError as exc:
+            raise _RequestError(400, f'"{name}" does not support structured output with this format: {exc}') from None
+        if grammar is not None:
+            kwargs["grammar"] = grammar
         n_ctx = options.get("num_ctx", DEFAULT_NUM_CTX)
         n_threads = options.get("num_thread")
         engine, load_ns = await asyncio.to_thread(self._engine, int(n_ctx), False, int(n_threads) if n_threads else None)

@@ -24,6 +24,16 @@ _MISSING_CAPABILITY = re.compile(r"does not support (?P<rest>.*)", re.DOTALL)
 CAPABILITY_KINDS: tuple[tuple[str, BackendErrorKind], ...] = (
     ("tools", BackendErrorKind.TOOLS_UNSUPPORTED),
     ("thinking", BackendErrorKind.THINKING_UNSUPPORTED),
+    ("structured", BackendErrorKind.STRUCTURED_OUTPUT_UNSUPPORTED),  # "does not support structured output"
+)
+
+#: Replies (any error status) refusing a reply schema: llama-server's own messages
+#: (an older server rejects the ``json_schema`` type with a 500, a schema its
+#: converter cannot turn into a grammar is a 400) and servers that name the field.
+STRUCTURED_OUTPUT_REFUSALS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"JSON schema conversion failed", re.I),
+    re.compile(r"response_format type must be one of", re.I),
+    re.compile(r"\b(response_format|json_schema|structured output)\b.{0,60}\b(not supported|unsupported)\b", re.I | re.S),
 )
 
 #: Exact statuses with a meaning of their own; the rest go by class (4xx/5xx).
@@ -93,6 +103,8 @@ def classify_status(status: int, message: str, *, where: str) -> BackendError:
     if 400 <= status < 500:
         missing = missing_capabilities(message)
         kind = next((k for cap, k in CAPABILITY_KINDS if cap in missing), None)
+    if kind is None and status >= 400 and any(p.search(message) for p in STRUCTURED_OUTPUT_REFUSALS):
+        kind = BackendErrorKind.STRUCTURED_OUTPUT_UNSUPPORTED
     if kind is None:
         kind = STATUS_KINDS.get(status) or STATUS_CLASS_KINDS.get(status // 100, BackendErrorKind.SERVER_ERROR)
     return BackendError(kind, f"{where}: {message}", status=status, transient=status in TRANSIENT_STATUSES)

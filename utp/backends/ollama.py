@@ -137,6 +137,8 @@ class OllamaBackend(HttpClientBase):
             body["think"] = request.think
         if request.keep_alive is not None:
             body["keep_alive"] = request.keep_alive
+        if request.response_schema is not None:
+            body["format"] = request.response_schema  # Ollama takes the JSON Schema itself
         return body
 
     async def chat(self, request: ChatRequest) -> BackendResponse:

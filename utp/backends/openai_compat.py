@@ -37,6 +37,19 @@ OPTION_FIELDS: dict[str, str] = {
 REASONING_KEYS: tuple[str, ...] = ("reasoning_content", "reasoning")
 
 
+#: the name the reply schema goes under in ``response_format`` (OpenAI requires one)
+RESPONSE_SCHEMA_NAME = "utp_reply"
+
+
+def json_schema_format(schema: dict[str, Any]) -> dict[str, Any]:
+    """``response_format`` for a reply schema: OpenAI's shape, which llama-server reads too.
+
+    No ``"strict": true``: OpenAI's strict mode refuses a root ``anyOf`` and
+    optional properties, which tool schemas have; llama-server ignores the flag.
+    """
+    return {"type": "json_schema", "json_schema": {"name": RESPONSE_SCHEMA_NAME, "schema": schema}}
+
+
 def normalise_base_url(base_url: str) -> str:
     """Accept a server root or its ``/v1``: the client adds ``/v1`` itself."""
     url = base_url.rstrip("/")
@@ -234,6 +247,8 @@ class OpenAICompatBackend(HttpClientBase):
             body["reasoning_effort"] = request.think
         if request.stream:
             body["stream_options"] = {"include_usage": True}
+        if request.response_schema is not None:
+            body["response_format"] = json_schema_format(request.response_schema)
         return body
 
     async def chat(self, request: ChatRequest) -> BackendResponse:
@@ -351,6 +366,7 @@ __all__ = [
     "OpenAICompatBackend",
     "OpenAIStreamAssembler",
     "assemble_openai_chunks",
+    "json_schema_format",
     "counters_from_usage",
     "message_from_completion",
     "normalise_base_url",
