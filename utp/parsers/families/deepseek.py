@@ -49,7 +49,8 @@ def _spellings(words: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-CALLS_BEGIN = _spellings("tool calls begin")
+#: DeepSeek-R1's distilled models open the calls with ``<｜tool▁calls｜>`` (no ``begin``)
+CALLS_BEGIN = _spellings("tool calls begin") + ("<｜tool▁calls｜>",)
 CALLS_END = _spellings("tool calls end")
 CALL_BEGIN = _spellings("tool call begin")
 CALL_END = _spellings("tool call end")
