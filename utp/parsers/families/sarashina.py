@@ -36,6 +36,8 @@ class SarashinaFamily(CallFamily):
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         start = skip_space(text, pos + len(TAG))
+        if not text.startswith("[", start):
+            return None
         end = bracket_end(text, start, MAX_SPAN)
         if end == -1:
             return unreadable(self.name, text, pos, len(text), "output ended inside the call list", kind=DiagnosticKind.TRUNCATED)
