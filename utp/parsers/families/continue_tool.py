@@ -35,6 +35,9 @@ FENCE = "```"
 #: the fence's label and the name line (scan lookahead after the fence)
 _HEADER = re.compile(r"(?i:tool)[ \t]*\r?\n[ \t]*(?i:tool_?name)[ \t]*:[ \t]*([^\s`]{1,128})[ \t]*\r?\n")
 HEAD = r"(?i:tool)[ \t]*+\r?\n[ \t]*+(?i:tool_?name)[ \t]*+:"
+_HEAD = re.compile(HEAD)
+#: streaming: how far past the fence a header must have shown itself (its two lines, or this many characters)
+_HEADER_WINDOW = 160
 #: one argument: its name line, its value lines, its end line (non-greedy: the first END_ARG ends it)
 _ARGUMENT = re.compile(r"[ \t]*(?i:begin_?arg)[ \t]*:[ \t]*([^\s`]{1,128})[ \t]*\r?\n(.*?)^[ \t]*(?i:end_?arg)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 #: the closing fence, alone on its line
@@ -75,6 +78,13 @@ class ContinueToolFamily(CallFamily):
         arguments = {key: _typed(raw.strip(), property_schema(tool, key)) for key, raw in raw_arguments.items()}
         end = close.end()
         return Extraction(end, [make_call(self.name, name, arguments, text[pos:end], pos)])
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        """A fence without the header is settled once the header's two lines could have arrived."""
+        if _HEAD.match(text, pos + len(FENCE)):
+            return False  # a block: ``extract`` decides once it closes (or the output ends)
+        after = text[pos + len(FENCE) : pos + len(FENCE) + _HEADER_WINDOW]
+        return after.count("\n") >= 2 or len(after) >= _HEADER_WINDOW
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import closer_bound, make_call, read_json_at, unreadable
+from utp.parsers.familykit import json_arguments_before, make_call, unreadable
 from utp.parsers.textscan import find_first, skip_space
 from utp.types import Diagnostic, ToolCall
 
@@ -46,6 +46,8 @@ _HEADERS = {
 }
 #: where a body ends when nothing else does (each opener's own message ends)
 _ENDS = {V1_OPEN: (V1_CLOSE,), RECIPIENT: (STOP, FROM, RECIPIENT), LLAMA3_RECIPIENT: (LLAMA3_RECIPIENT, EOT, "<|eom_id|>"), FROM: ()}
+#: the token that ends a call's JSON body in each format (the others end raw bodies)
+_CLOSER = {V1_OPEN: V1_CLOSE, RECIPIENT: STOP, LLAMA3_RECIPIENT: EOT}
 #: scan lookaheads: the header must be there (a possessive name: nothing is given back)
 _HEADS = {
     V1_OPEN: rf"[ \t]*+{_NAME}+[ \t]*+:?[ \t]*+\r?\n?\s*+\{{",
@@ -85,9 +87,11 @@ class FunctionaryLegacyFamily(CallFamily):
         repairs: list[str] = []
         end = stop
         if text.startswith("{", start):
-            read = read_json_at(text, start, stop, closer_bound(text, _ENDS[trigger][0], start))
-            if read is not None and isinstance(read[0], dict):
-                arguments, end, repairs = read
+            # a JSON body ends where its object ends: its strings may quote the end tokens
+            read = json_arguments_before(self.name, text, pos, start, _CLOSER[trigger], name)
+            if isinstance(read, Extraction):
+                return read
+            arguments, end, repairs = read
         if arguments is None:
             arguments = _raw_body_arguments(ctx, name, text[body:stop])
             if arguments is None:
