@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from utp.parsers import parse_response
-from utp.parsers.streaming import CallReady, ContentDelta, stream_parse
+
+from .conftest import assert_stream_matches_under
 
 TOOLS = [
     {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}},
@@ -67,7 +68,4 @@ def test_mid_sentence_needs_the_tools() -> None:
 @pytest.mark.parametrize("size", [1, 3, 16])
 def test_stream_agrees_with_one_shot(case: str, size: int) -> None:
     text = POSITIVE[case][0] if case in POSITIVE else NEGATIVE[case]
-    one_shot = parse_response(text, tools=TOOLS)
-    events, _ = stream_parse([text[i : i + size] for i in range(0, len(text), size)], tools=TOOLS)
-    assert "".join(e.text for e in events if isinstance(e, ContentDelta)) == one_shot.content
-    assert [(e.call.name, e.call.arguments) for e in events if isinstance(e, CallReady)] == [(c.name, c.arguments) for c in one_shot.tool_calls]
+    assert_stream_matches_under(text, TOOLS, size)
