@@ -117,3 +117,47 @@ def test_continue_block_cut_off_is_reported_not_run() -> None:
     parsed = parse_response("```tool\nTOOL_NAME: get_weather\nBEGIN_ARG: city\nOs", tools=TOOLS)
     assert parsed.tool_calls == []
     assert any(d.kind.value == "truncated" for d in parsed.diagnostics)
+
+
+YAML_TOOLS = [
+    {"name": "get_weather", "parameters": {"type": "object", "properties": {"location": {"type": "string"}, "days": {"type": "integer"}, "zip": {"type": "string"}}}},
+    {"name": "get_location"},
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("<get_weather>\nlocation: Paris\ndays: 3\n</get_weather>", [("get_weather", {"location": "Paris", "days": 3})]),
+        ("Checking.\n<get_weather>\n  location: Paris\n  zip: 75001\n</get_weather>\nDone.", [("get_weather", {"location": "Paris", "zip": "75001"})]),
+        ("<get_weather>\nlocation: |\n  line one\n  line two\n</get_weather>", [("get_weather", {"location": "line one\nline two\n"})]),
+        ("<get_location/>", [("get_location", {})]),
+    ],
+)
+def test_yaml_body_in_a_tool_element(text: str, want: list) -> None:
+    assert [(c.name, c.arguments) for c in parse_response(text, tools=YAML_TOOLS).tool_calls] == want
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<get_weather>\nNote: the location is Paris.\n</get_weather>",  # a key that is no parameter: prose
+        "<get_weather>\n- Paris\n- London\n</get_weather>",  # a list, not a mapping
+        "<get_weather>\n[invalid: yaml: syntax:\n</get_weather>",
+        "Write <get_weather> then the YAML, then </get_weather>.",
+    ],
+)
+def test_yaml_lookalikes_are_not_calls(text: str) -> None:
+    assert parse_response(text, tools=YAML_TOOLS).tool_calls == []
+
+
+def test_a_self_closing_element_needs_the_tool_offered() -> None:
+    assert parse_response("<get_location/>").tool_calls == []
+
+
+@pytest.mark.parametrize("size", [1, 5, 64])
+def test_yaml_body_streams_as_one_shot(size: int) -> None:
+    from .conftest import assert_stream_matches_under
+
+    for text in ("Checking.\n<get_weather>\nlocation: Paris\ndays: 3\n</get_weather>\nDone.", "<get_weather>\nNote: the location is Paris.\n</get_weather>"):
+        assert_stream_matches_under(text, YAML_TOOLS, size)

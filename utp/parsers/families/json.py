@@ -63,6 +63,8 @@ _KEY_HEAD = (
 #: an object whose one key holds a list of objects (a plan of calls), as a scan lookahead and a pattern
 _PLAN_HEAD = r"""\s*+"[A-Za-z_][\w\-]{0,40}+"\s*+:\s*+\[\s*+\{"""
 _PLAN_START = re.compile(_PLAN_HEAD)
+#: a word character right before the JSON (an opener glued to a word)
+_WORD_END = re.compile(r"\w\Z")
 #: a line that opens another call-shaped object: where a repaired read of this one stops looking
 _CALL_LINE = re.compile(r"\n[ \t]*+\{" + _KEY_HEAD)
 _LOOKBACK = 240
@@ -179,8 +181,9 @@ class JsonFamily(CallFamily):
         if line_start < 0 or before[line_start + 1 :].strip():
             # inline in a sentence: a call only if it names an offered tool (checked once read), and
             # not inside inline code (an odd number of backticks before it on its line: shown, not
-            # used) nor after other JSON on its line (a sentence leads into it, not data)
-            if line.count("`") % 2 or _JSON_PUNCTUATION.search(line):
+            # used), nor after other JSON on its line (a sentence leads into it, not data), nor glued
+            # to a word (``items[...]``, ``f{...}``: code)
+            if line.count("`") % 2 or _JSON_PUNCTUATION.search(line) or _WORD_END.search(line):
                 return None
             return "inline" if plan or names_offered_tool_at(text, pos, ctx) else None
         prose = before[:line_start].rstrip()
