@@ -60,6 +60,10 @@ _KEY_HEAD = (
     + "|".join(sorted(_QUOTED_ONLY_KEYS, key=len, reverse=True))
     + r")[\"'])"
 )
+#: ``_KEY_HEAD`` split after its first-character class, which also admits a plan's first key
+_KEY_HEAD_FIRST = r"(?=[\s\\\"'A-Za-z_])"
+assert _KEY_HEAD.startswith(_KEY_HEAD_FIRST)
+_KEY_HEAD_REST = _KEY_HEAD[len(_KEY_HEAD_FIRST) :]
 #: an object whose one key holds a list of objects (a plan of calls), as a scan lookahead and a pattern
 _PLAN_HEAD = r"""\s*+"[A-Za-z_][\w\-]{0,40}+"\s*+:\s*+\[\s*+\{"""
 _PLAN_START = re.compile(_PLAN_HEAD)
@@ -82,7 +86,9 @@ class JsonFamily(CallFamily):
     aliases = ("llama3_json", "xlam", "plain_json", "llama3", "json_object")
     summary = 'bare JSON call(s): {"name": ..., "arguments"|"parameters": {...}} or a list of them'
     #: what ``_placement`` requires first (a call key opens the object), as scan lookaheads
-    trigger_heads = {"{": f"(?:{_KEY_HEAD}|{_PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD}
+    #: (the object's head keeps its first-character class in front: a flood of ``{`` fails each
+    #: position on that one class, see ``composite._guard``)
+    trigger_heads = {"{": _KEY_HEAD_FIRST + f"(?:{_KEY_HEAD_REST}|{_PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD}
 
     def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
         """``{"NAME"`` for each offered tool: an answer that is ``{"get_weather": {...}}``, the tool's name as the key."""
