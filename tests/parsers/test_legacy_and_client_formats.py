@@ -161,3 +161,53 @@ def test_yaml_body_streams_as_one_shot(size: int) -> None:
 
     for text in ("Checking.\n<get_weather>\nlocation: Paris\ndays: 3\n</get_weather>\nDone.", "<get_weather>\nNote: the location is Paris.\n</get_weather>"):
         assert_stream_matches_under(text, YAML_TOOLS, size)
+
+
+ADD = {"name": "add", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ('[Calling tool: add({"a": 5, "b": 3})]', [("add", {"a": 5, "b": 3})]),
+        ("Adding.\n[Calling tool: add(a=5, b=3)]\nDone.", [("add", {"a": 5, "b": 3})]),
+    ],
+)
+def test_a_client_history_line_imitated_is_a_call(text: str, want: list) -> None:
+    parsed = parse_response(text, tools=[ADD])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == want
+    assert not parsed.tool_calls[0].repairs
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The log shows [Calling tool: add] lines for each step.",
+        '[Calling tool: add({"a": 5}) and then some prose',
+        "[Calling tool: add(a=x + 1)]",  # an expression, not values: reported, not run
+    ],
+)
+def test_history_line_lookalikes_are_not_calls(text: str) -> None:
+    assert parse_response(text, tools=[ADD]).tool_calls == []
+
+
+@pytest.mark.parametrize("size", [1, 6])
+def test_history_line_streams_as_one_shot(size: int) -> None:
+    from .conftest import assert_stream_matches_under
+
+    for text in ("Adding.\n[Calling tool: add(a=5, b=3)]\nDone.", "The log shows [Calling tool: add] lines for each step."):
+        assert_stream_matches_under(text, [ADD], size)
+
+
+R1_CODE = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>python\n```python\nx = 1\nprint(x)\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+
+
+def test_deepseek_r1_code_fence_goes_to_a_one_parameter_tool() -> None:
+    parsed = parse_response(R1_CODE, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("python", {"code": "x = 1\nprint(x)"})]
+
+
+def test_deepseek_r1_code_fence_for_a_tool_of_several_parameters_is_reported() -> None:
+    text = R1_CODE.replace("python\n```python", "get_weather\n```python")
+    parsed = parse_response(text, tools=TOOLS)
+    assert parsed.tool_calls == [] and any(d.kind.value == "unparseable" for d in parsed.diagnostics)

@@ -54,6 +54,12 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda k: re.fullmatch(r"[^\s`]{1,128}", k) is not None,
         lambda n: re.fullmatch(r"[^\s`]{1,128}", n) is not None,
     ),
+    "history_display": (
+        "the name is an identifier written before its parenthesis",
+        lambda s: True,
+        lambda k: True,
+        lambda n: re.fullmatch(r"[A-Za-z_][\w.\-]{0,127}", n) is not None,
+    ),
     "functionary_legacy": (
         "the recipient is an identifier on its header line; 'all' is the user, not a tool",
         lambda s: True,

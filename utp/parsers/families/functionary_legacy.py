@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.familykit import json_arguments_before, make_call, unreadable
+from utp.parsers.familykit import json_arguments_before, make_call, sole_parameter, unreadable
 from utp.parsers.textscan import find_first, skip_space
 from utp.types import Diagnostic, ToolCall
 
@@ -107,8 +107,5 @@ class FunctionaryLegacyFamily(CallFamily):
 
 def _raw_body_arguments(ctx: ParseContext, name: str, body: str) -> dict[str, Any] | None:
     """A body that is not JSON, for a tool with exactly one parameter: that parameter's value."""
-    tool = ctx.tool(name)
-    value = body.strip()
-    if tool is None or len(tool.properties) != 1 or not value:
-        return None
-    return {next(iter(tool.properties)): value}
+    parameter, value = sole_parameter(ctx, name), body.strip()
+    return {parameter: value} if parameter is not None and value else None
