@@ -25,26 +25,33 @@ from __future__ import annotations
 
 import re
 
-#: the closing tag's own line: a line break, then spaces or tabs only (at least one)
-_INDENTED_CLOSE = re.compile(r"\r?\n[ \t]+\Z")
 #: the line break right after the opening tag (blanks before it are layout too)
-_OPENING_BREAK = re.compile(r"\A[ \t]*\r?\n")
+_OPENING_BREAK = re.compile(r"[ \t]*\r?\n")
 _INDENT = re.compile(r"[ \t]*")
+
+
+def _closing_line(raw: str) -> int:
+    """Where the closing tag's own line starts (its line break), or -1: the text after the last
+    line break must be spaces or tabs only, at least one. Reads only that last line."""
+    last = raw.rfind("\n")
+    tail = raw[last + 1 :]
+    if last < 0 or not tail or tail.strip(" \t"):
+        return -1
+    return last - 1 if last > 0 and raw[last - 1] == "\r" else last
 
 
 def pretty_printed(raw: str) -> bool:
     """Is ``raw`` a value laid out on its own lines, inside tags indented like markup?"""
-    return _OPENING_BREAK.match(raw) is not None and _INDENTED_CLOSE.search(raw) is not None
+    return raw[:1] in ("\n", "\r", " ", "\t") and _OPENING_BREAK.match(raw) is not None and _closing_line(raw) >= 0
 
 
 def unindented(raw: str) -> str:
     """A pretty-printed value without its layout (see the module docstring); other values unchanged."""
-    if not pretty_printed(raw):
+    if raw[-1:] not in (" ", "\t") or not pretty_printed(raw):  # the closing tag's indentation ends it
         return raw
     opening = _OPENING_BREAK.match(raw)
-    closing = _INDENTED_CLOSE.search(raw)
-    assert opening is not None and closing is not None
-    lines = raw[opening.end() : closing.start()].split("\n")
+    assert opening is not None
+    lines = raw[opening.end() : max(opening.end(), _closing_line(raw))].split("\n")
     indents = [len(_INDENT.match(line).group()) for line in lines if line.strip()]  # type: ignore[union-attr]
     cut = min(indents, default=0)
     return "\n".join(line[cut:] if line.strip() else line.strip(" \t") for line in lines)

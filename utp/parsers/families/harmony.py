@@ -123,8 +123,8 @@ class HarmonyFamily(CallFamily):
         channel = channel_words[0] if channel_words else ""
         recipient_match = _RECIPIENT.search(_TOKEN.sub(" ", header))
         recipient = recipient_match.group(1) if recipient_match else ""
-        spaced = _SPACED_RECIPIENT.search(header)
-        if spaced is not None and ctx.has_tools and resolve_name(spaced.group(1), ctx).known:
+        spaced = _SPACED_RECIPIENT.search(header) if ctx.has_tools and recipient else None
+        if spaced is not None and resolve_name(spaced.group(1), ctx).known:
             recipient = spaced.group(1)  # an offered tool's name with a space in it (``to=Web Search``)
         if not recipient and trigger == CHANNEL and channel != "final":  # the answer has no recipient
             before = _ROLE_RECIPIENT.search(text, max(0, pos - MAX_HEADER), pos)

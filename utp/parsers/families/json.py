@@ -185,6 +185,8 @@ class JsonFamily(CallFamily):
         if line.rstrip(" \t").endswith(":") and not _JSON_PUNCTUATION.search(line):
             return "after_lead_in"  # "Here is the call: {...}" on one line of prose (must end the response)
         if line_start < 0 or before[line_start + 1 :].strip():
+            if not ctx.has_tools:
+                return None  # inline in a sentence: only an offered tool's name makes it a call
             # inline in a sentence: a call only if it names an offered tool (checked once read), and
             # not inside inline code (an odd number of backticks before it on its line: shown, not
             # used), nor after other JSON on its line (a sentence leads into it, not data), nor glued
