@@ -34,6 +34,7 @@ POSITIVE = {
         [("get_weather", {"city": "Oslo", "days": 3})],
     ),
     "continue tool block, lower case markers": ("```TOOL\ntool_name: python\nbegin_arg: code\nif x:\n    y()\nend_arg\n```", [("python", {"code": "if x:\n    y()"})]),
+    "continue tool block, title-case label": ("```Tool\nTOOL_NAME: get_weather\nBEGIN_ARG: city\nOslo\nEND_ARG\n```", [("get_weather", {"city": "Oslo"})]),
     "inkling": (
         '<|message_model|><|content_text|>Looking.<|end_message|><|message_model|>get_weather<|content_invoke_tool_json|>{"name":"get_weather","args":{"city":"Oslo"}}<|end_message|>',
         [("get_weather", {"city": "Oslo"})],

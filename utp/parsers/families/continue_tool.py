@@ -10,8 +10,10 @@ has the model call one with a fenced block::
     END_ARG
     ```
 
-The fence label, ``TOOL_NAME:`` and the argument markers are read without
-regard to case, as Continue reads them (``tool_name:``, ``begin_arg:``). A
+``TOOL_NAME:`` and the argument markers are read without regard to case, as
+Continue reads them (``tool_name:``, ``begin_arg:``); the fence's label in
+lower, title or upper case (its own spellings are the triggers, so a flood of
+bare fences costs no more than it did before the family existed). A
 value is every line between ``BEGIN_ARG: NAME`` and ``END_ARG``, trimmed,
 then typed by the tool's schema; without a type it is JSON when it reads as
 JSON (Continue parses it, allowing raw line breaks inside JSON strings) and
@@ -32,9 +34,13 @@ from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.types import DiagnosticKind, ToolCall
 
 FENCE = "```"
+#: the fence with its label, in the cases models write it
+TRIGGERS = tuple(FENCE + label for label in ("tool", "Tool", "TOOL"))
 #: the fence's label and the name line (scan lookahead after the fence)
 _HEADER = re.compile(r"(?i:tool)[ \t]*\r?\n[ \t]*(?i:tool_?name)[ \t]*:[ \t]*([^\s`]{1,128})[ \t]*\r?\n")
 HEAD = r"(?i:tool)[ \t]*+\r?\n[ \t]*+(?i:tool_?name)[ \t]*+:"
+#: what must follow a trigger (the label already read)
+_AFTER_LABEL = r"[ \t]*+\r?\n[ \t]*+(?i:tool_?name)[ \t]*+:"
 _HEAD = re.compile(HEAD)
 #: streaming: how far past the fence a header must have shown itself (its two lines, or this many characters)
 _HEADER_WINDOW = 160
@@ -49,10 +55,10 @@ _BLANKS = re.compile(r"(?:[ \t]*\r?\n)*")
 @register_family
 class ContinueToolFamily(CallFamily):
     name = "continue_tool"
-    triggers = (FENCE,)
+    triggers = TRIGGERS
     #: above the fenced-JSON family, which would not read this body anyway
     priority = 25
-    trigger_heads = {FENCE: HEAD}
+    trigger_heads = dict.fromkeys(TRIGGERS, _AFTER_LABEL)
     aliases = ("continue", "tool_codeblock")
     summary = "```tool\\nTOOL_NAME: NAME\\nBEGIN_ARG: key\\nvalue\\nEND_ARG\\n``` (Continue's tool code blocks)"
 
