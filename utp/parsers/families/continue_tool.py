@@ -10,10 +10,10 @@ has the model call one with a fenced block::
     END_ARG
     ```
 
-``TOOL_NAME:`` and the argument markers are read without regard to case, as
-Continue reads them (``tool_name:``, ``begin_arg:``); the fence's label in
-lower, title or upper case (its own spellings are the triggers, so a flood of
-bare fences costs no more than it did before the family existed). A
+The fence's label, ``TOOL_NAME:`` and the argument markers are read without
+regard to case, as Continue reads them (``ToOl``, ``tool_name:``,
+``begin_arg:``). Every case of the labelled fence is a trigger of its own, so
+a flood of bare fences is not this family's to look at. A
 value is every line between ``BEGIN_ARG: NAME`` and ``END_ARG``, trimmed,
 then typed by the tool's schema; without a type it is JSON when it reads as
 JSON (Continue parses it, allowing raw line breaks inside JSON strings) and
@@ -23,6 +23,7 @@ a block the output ends inside is reported TRUNCATED, never run.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Sequence
@@ -34,8 +35,8 @@ from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.types import DiagnosticKind, ToolCall
 
 FENCE = "```"
-#: the fence with its label, in the cases models write it
-TRIGGERS = tuple(FENCE + label for label in ("tool", "Tool", "TOOL"))
+#: the fence with its label, in every case
+TRIGGERS = tuple(FENCE + "".join(letters) for letters in itertools.product("tT", "oO", "oO", "lL"))
 #: the fence's label and the name line (scan lookahead after the fence)
 _HEADER = re.compile(r"(?i:tool)[ \t]*\r?\n[ \t]*(?i:tool_?name)[ \t]*:[ \t]*([^\s`]{1,128})[ \t]*\r?\n")
 HEAD = r"(?i:tool)[ \t]*+\r?\n[ \t]*+(?i:tool_?name)[ \t]*+:"
