@@ -40,6 +40,7 @@ NEGATIVE = {
     "plan of data": '{"data": [{"name": "Oslo", "population": 700000}]}',
     "plan naming a tool not offered": '{"plan": [{"name": "delete_all", "arguments": {}}]}',
     "a sample after a lead-in, explained further": f"Example: {OSLO} is how a call looks.",
+    "in parentheses on a line of its own (code, no sentence)": f"Checking.\n({OSLO})}}",
 }
 
 

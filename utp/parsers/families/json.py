@@ -69,6 +69,8 @@ _PLAN_HEAD = r"""\s*+"[A-Za-z_][\w\-]{0,40}+"\s*+:\s*+\[\s*+\{"""
 _PLAN_START = re.compile(_PLAN_HEAD)
 #: a word character right before the JSON (an opener glued to a word)
 _WORD_END = re.compile(r"\w\Z")
+#: a sentence leads into an inline call: its line holds a word (``(`` or ``-`` alone is code or a list)
+_PROSE_WORD = re.compile(r"[^\W\d_]{2}")
 #: a line that opens another call-shaped object: where a repaired read of this one stops looking
 _CALL_LINE = re.compile(r"\n[ \t]*+\{" + _KEY_HEAD)
 _LOOKBACK = 240
@@ -190,8 +192,8 @@ class JsonFamily(CallFamily):
             # inline in a sentence: a call only if it names an offered tool (checked once read), and
             # not inside inline code (an odd number of backticks before it on its line: shown, not
             # used), nor after other JSON on its line (a sentence leads into it, not data), nor glued
-            # to a word (``items[...]``, ``f{...}``: code)
-            if line.count("`") % 2 or _JSON_PUNCTUATION.search(line) or _WORD_END.search(line):
+            # to a word (``items[...]``, ``f{...}``: code), and only after a word of prose
+            if line.count("`") % 2 or _JSON_PUNCTUATION.search(line) or _WORD_END.search(line) or not _PROSE_WORD.search(line):
                 return None
             return "inline" if plan or names_offered_tool_at(text, pos, ctx) else None
         prose = before[:line_start].rstrip()
