@@ -55,6 +55,8 @@ _GROUP_HEAD = (
 _STRAY_AFTER_NAME = re.compile(
     r"""[ \t]*+([^\s<>{}\[\]"']{1,256}+)((?:\s*+(?:</arg_key>|</arg_value>))+)\s*+(?=<arg_key>|</tool_call>)"""
 )
+#: a bare name's first character (what a damaged name line starts with too)
+_NAME_START = re.compile(r"""[ \t]*+[^\s<>{}\[\]"']""")
 #: the name and the first key glued, the key's opening tag missing
 _GLUED_KEY = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{2,256}+)</arg_key>""")
 
@@ -84,6 +86,8 @@ class GlmFamily(KeyValueFamily):
 
     def read_call(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """A call; failing that, one whose name line is damaged (see the module docstring)."""
+        if _NAME_START.match(text, pos + len(OPEN)) is None:
+            return None  # a JSON or element body: another family's (the name pattern needs this start too)
         found = super().read_call(text, pos, ctx)
         if found is not None:
             return found
