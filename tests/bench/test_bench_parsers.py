@@ -176,7 +176,9 @@ def test_bench_opener_flood(benchmark, file_median, trigger: str, after: str) ->
     unit = trigger + after
     text = unit * (SIZES["1MB"] // len(unit))
     parsed = benchmark.pedantic(parser.parse, args=(text,), rounds=3, iterations=1, warmup_rounds=1)
-    assert not parsed.tool_calls
+    # a self-closing tool element (``<f/>``) is a whole call by itself: its flood is one of calls
+    # (read up to the call-span limit), timed with the others
+    assert not parsed.tool_calls or trigger.endswith("/>")
     file_median(f"flood:{unit!r}")
 
 

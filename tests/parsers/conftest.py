@@ -105,3 +105,14 @@ def stream_cpu_time(text: str, tools: Any, size: int = 16) -> float:
         parser.close()
         best = min(best, time.process_time() - start)
     return best
+
+
+def assert_stream_matches_under(text: str, tools: Any, size: int) -> None:
+    """Streaming ``text`` in ``size``-character chunks with ``tools`` offered gives the one-shot content and calls."""
+    from utp.parsers import parse_response
+    from utp.parsers.streaming import CallReady, ContentDelta, stream_parse
+
+    one_shot = parse_response(text, tools=tools)
+    events, _ = stream_parse([text[i : i + size] for i in range(0, len(text), size)], tools=tools)
+    assert "".join(e.text for e in events if isinstance(e, ContentDelta)) == one_shot.content
+    assert [(e.call.name, e.call.arguments) for e in events if isinstance(e, CallReady)] == [(c.name, c.arguments) for c in one_shot.tool_calls]

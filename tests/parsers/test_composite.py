@@ -72,6 +72,7 @@ def test_unclosed_and_prefilled_reasoning() -> None:
         ('<think>Fix the brace.<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>', "Fix the brace.", ""),
         ('<think>Need lookup<tool_call>get_time</tool_call>\nChecking.', "Need lookup", "Checking."),
         ('<think>bad <tool_call>{oops</tool_call> then <tool_call>{"name": "get_time", "arguments": {}}</tool_call>', "bad <tool_call>{oops</tool_call> then", ""),
+        ("<think>Look it up.\n<tool_call>\n<function=get_time>\n</function>\n</tool_call>", "Look it up.", ""),
     ],
 )
 def test_a_call_ends_a_reasoning_block_the_output_never_closes(text: str, thinking: str, content: str) -> None:

@@ -50,6 +50,24 @@ def _identifier_keys(key: str) -> bool:
 
 #: family -> (why, string predicate (all strings, keys included), top-level key predicate, name predicate)
 WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], Callable[[str], bool]]] = {
+    "continue_tool": (
+        "values are the trimmed lines between BEGIN_ARG and END_ARG; keys and names are one word on their marker's line",
+        lambda s: s == s.strip() and "\n" not in s and "`" not in s,
+        lambda k: re.fullmatch(r"[^\s`]{1,128}", k) is not None,
+        lambda n: re.fullmatch(r"[^\s`]{1,128}", n) is not None,
+    ),
+    "history_display": (
+        "the name is an identifier written before its parenthesis",
+        lambda s: True,
+        lambda k: True,
+        lambda n: re.fullmatch(r"[A-Za-z_][\w.\-]{0,127}", n) is not None,
+    ),
+    "functionary_legacy": (
+        "the recipient is an identifier on its header line; 'all' is the user, not a tool",
+        lambda s: True,
+        lambda k: True,
+        lambda n: re.fullmatch(r"[A-Za-z_][\w.\-]{0,127}", n) is not None and n != "all",
+    ),
     "qwen3_coder": (
         "values are raw text up to </parameter>; keys are raw text up to '>' on one line; "
         "</tool_call> is a special token in Qwen tokenizers",

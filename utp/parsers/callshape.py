@@ -375,7 +375,7 @@ def extract_tagged_json(
                 if not recovering and text[cursor] == "[":
                     # no further than the tag written again: over a flood of openers, linear
                     bound = reopened if cursor < reopened < limit else limit
-                    salvaged = _salvage_list(family, text, cursor, bound, require_arguments)
+                    salvaged = salvage_list(family, text, cursor, bound, require_arguments)
                     if salvaged is not None:
                         calls.extend(salvaged[0])
                         diagnostics.extend(salvaged[1])
@@ -422,7 +422,7 @@ def extract_tagged_json(
     return Extraction(end, calls, diagnostics)
 
 
-def _salvage_list(family: str, text: str, start: int, limit: int, require_arguments: bool) -> tuple[list[ToolCall], list[Diagnostic]] | None:
+def salvage_list(family: str, text: str, start: int, limit: int, require_arguments: bool) -> tuple[list[ToolCall], list[Diagnostic]] | None:
     """The calls of a list that closes but cannot be read whole, one element at a time.
 
     One call with a broken value (``{"time": 15:30}``) must not cost the calls

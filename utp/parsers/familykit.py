@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from utp.parsers.base import Extraction
+from utp.parsers.base import Extraction, ParseContext
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at
 from utp.parsers.textscan import ends_inside, find_forward, nth_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -302,3 +302,15 @@ def read_call_group(
     if after < len(text) and ends_inside(text, after, group_close, call_open):
         return Extraction(end=len(text), calls=calls, diagnostics=diagnostics)  # cut off in the next tag
     return Extraction(end=end, calls=calls, diagnostics=diagnostics, closer=group_close)
+
+
+def sole_parameter(ctx: ParseContext, name: str) -> str | None:
+    """The one parameter of the offered tool ``name`` (None when it is not offered or has another count).
+
+    Formats that hand a tool raw text (a code interpreter's code written as the
+    call's body) can only mean that parameter.
+    """
+    tool = ctx.tool(name)
+    if tool is None or len(tool.properties) != 1:
+        return None
+    return next(iter(tool.properties))

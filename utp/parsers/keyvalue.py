@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from utp.parsers.base import CallFamily, Extraction, ParseContext
 from utp.parsers.familykit import ended_before, make_call, read_call_group, render_value, unreadable
 from utp.parsers.names import resolve_name
+from utp.parsers.layout import unindented
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.parsers.textscan import ends_inside, find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -189,7 +190,7 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
                 family, text, pos, len(text), f"unclosed {syntax.value or syntax.key_end} for {key!r} in call to {name!r}",
                 kind=DiagnosticKind.TRUNCATED,
             )
-        arguments[key] = typed_value(text[value_start:value_end], schema, untyped="json")
+        arguments[key] = typed_value(unindented(text[value_start:value_end]), schema, untyped="json")
         cursor = value_end + len(syntax.value_end)
         after_value = True
     call = make_call(family, name, arguments, text[pos:end], pos, repairs, diagnostics)

@@ -6,7 +6,10 @@ Models write ``Get_Weather``, ``functions.get_weather``, ``get weather``,
 a recipient's ``to=`` are normalised; a misspelling within two edits of
 exactly *one* offered tool, with the same first letter, is corrected (and
 said so): a typo keeps a name's start, while ``unknown_tool`` is not
-``known_tool`` misspelt. Anything else is kept
+``known_tool`` misspelt. A name polluted by neighbouring markup
+(``tool_12</arg_value>``, ``assistant<|channel|>analysis`` before the real
+recipient) is the one piece between the tags that names an offered tool, when
+exactly one does. Anything else is kept
 as written and flagged unknown: dropping it would hide a hallucination from
 the loop, and guessing between two close names would invent a call.
 """
@@ -24,6 +27,8 @@ _PREFIXES = ("functions.", "function.", "tools.", "tool.", "default_api.", "api.
 #: gpt-oss's recipient header written where the name belongs (``to=functions.get_weather``)
 _RECIPIENT = re.compile(r"(?:assistant\s+)?to=")
 _MEMO_LIMIT = 512
+#: a tag or special token inside a written name, or one cut off at its end (``get_time</arg``)
+_MARKUP = re.compile(r"<[^<>\n]{0,64}>|<[/|!?][^<>\n]{0,64}\Z")
 _SEPARATORS = re.compile(r"[\s\-.]+")
 #: the value of a call's name key, as a JSON (or JSON-like) call writes it near its start
 _NAME_VALUE = re.compile(r"[\"']?(?:name|tool_name|function_name|tool|function|action)[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
@@ -88,6 +93,20 @@ def resolve_name(name: str, ctx: ParseContext) -> NameMatch:
 
 
 def _resolve_inexact(name: str, index: "_NameIndex") -> NameMatch:
+    found = _resolve_words(name, index)
+    if found.known or ("<" not in name and "to=" not in name):
+        return found
+    pieces = [piece for piece in _MARKUP.split(name) if piece.strip()]
+    # a recipient header's words before its ``to=`` (``analysis to=functions.f``) are the channel's
+    pieces += [piece.rpartition("to=")[2] for piece in pieces if "to=" in piece]
+    known = {match.name for piece in pieces if (match := _resolve_words(piece, index)).known}
+    return NameMatch(known.pop(), "normalized", True) if len(known) == 1 else found
+
+
+def _resolve_words(name: str, index: "_NameIndex") -> NameMatch:
+    """A name without markup: normalised, or corrected when within two edits of exactly one tool."""
+    if name in index.exact:
+        return NameMatch(name, "exact", True)
     key = normalize_name(name)
     found = index.normalized.get(key)
     if found and len(found) == 1:

@@ -36,6 +36,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, ended_before, make_call, read_json_at, unreadable
 from utp.parsers.jsonrepair import loads_lenient
+from utp.parsers.layout import unindented
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
@@ -321,7 +322,7 @@ def read_invoke(
             repairs.append(f"missing {parameter_end} after parameter {key!r}")
         else:
             cursor = value_end + len(parameter_end)
-        value, repair = syntax.value(text[value_start:value_end], parameter, tool)
+        value, repair = syntax.value(unindented(text[value_start:value_end]), parameter, tool)
         if repair is not None:
             repairs.append(repair)
         arguments[key] = value
@@ -361,7 +362,7 @@ def _read_legacy_invoke(
             if element is None or value_end == -1 or value_end > close:
                 return unreadable(family, text, start, close + len("</invoke>"), f"arguments of {name!r} are not <KEY>value</KEY> elements")
             key = element.group("key")
-            arguments[key] = typed_value(text[element.end() : value_end], property_schema(tool, key), untyped="json")
+            arguments[key] = typed_value(unindented(text[element.end() : value_end]), property_schema(tool, key), untyped="json")
             cursor = skip_space(text, value_end + len(key) + 3)
         cursor = skip_space(text, cursor + len("</parameters>"))
     if cursor != close:

@@ -10,22 +10,32 @@ tools' names are the triggers (:meth:`CallFamily.tool_triggers`):
 
 The body must be nothing but parameter elements, each closed by the first
 closing tag of its name; values are raw text (trimmed, as Cline does), typed
-by the tool's JSON Schema. Anything else in the element (prose, other markup)
-means the element is being shown, not used, and it stays content. An element
-the output ends inside is reported TRUNCATED, never run.
+by the tool's JSON Schema. Agents that describe tools in YAML (Orchestrator-
+style prompts, the yaml-xml protocol of AI SDK middlewares) have the model
+write the arguments as a YAML mapping inside the same element
+(``<get_weather>\nlocation: Paris\n</get_weather>``); such a body is read
+when it is a mapping whose keys are the tool's parameters (any identifiers
+when its schema lists none). A tool called without arguments may be one
+self-closing element (``<get_location/>``). Anything else in the element
+(prose, other markup) means the element is being shown, not used, and it
+stays content. An element the output ends inside is reported TRUNCATED,
+never run.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
+import yaml
+
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.families.hermes import child_elements
 from utp.parsers.familykit import make_call, unreadable
-from utp.parsers.pyliteral import property_schema, typed_value
+from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.parsers.reasoning import REASONING_TAGS
 from utp.parsers.textscan import find_forward
 from utp.types import DiagnosticKind, ToolCall
@@ -38,6 +48,11 @@ _RESERVED = frozenset(opener for opener, _ in REASONING_TAGS)
 _MAY_BE_PARAMETERS = re.compile(r"\s*+(?:<|\Z)")
 #: a parameter element has begun (an element the output ends inside is a call cut off)
 _PARAMETERS_BEGUN = re.compile(r"\s*+<[A-Za-z_]")
+#: a YAML mapping's first key (scan lookahead and streaming: what a YAML body opens with)
+_YAML_KEY = r"[A-Za-z_][\w\-]{0,100}+[ \t]*+:(?:[ \t]|\r?\n)"
+_YAML_START = re.compile(r"\s*+" + _YAML_KEY)
+#: a YAML body's first key as far as written (streaming: it may still become one)
+_YAML_SO_FAR = re.compile(r"\s*+(?:[A-Za-z_][\w\-]{0,100}+(?:[ \t]*+:?)?)?\Z")
 
 
 @register_family
@@ -49,7 +64,8 @@ class ClineXmlFamily(CallFamily):
     summary = "<TOOL_NAME><param>value</param></TOOL_NAME> for an offered tool (Cline / Roo Code XML tool use)"
 
     def tool_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
-        triggers = (f"<{name}>" for name in ctx.by_name if _ELEMENT_NAME.fullmatch(name))
+        names = [name for name in ctx.by_name if _ELEMENT_NAME.fullmatch(name)]
+        triggers = [f"<{name}>" for name in names] + [f"<{name}/>" for name in names]
         return tuple(t for t in triggers if t not in _RESERVED)
 
     def trigger_head(self, trigger: str) -> str | None:
@@ -60,10 +76,15 @@ class ClineXmlFamily(CallFamily):
         all occurrences read the text once between them: a flood of unclosed
         elements costs one regex pass, not one ``extract`` per element.
         """
+        if trigger.endswith("/>"):
+            return None  # a self-closing element is the whole call
         name = re.escape(trigger[1:-1])
-        return rf"(?=[^<]*+(?:<(?!/?{name}>)[^<]*+)*+(?:</{name}>|\Z))\s*+(?:</{name}>|<(?!{name}>)[A-Za-z_])"
+        return rf"(?=[^<]*+(?:<(?!/?{name}>)[^<]*+)*+(?:</{name}>|\Z))\s*+(?:</{name}>|<(?!{name}>)[A-Za-z_]|{_YAML_KEY})"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger.endswith("/>"):
+            name, end = trigger[1:-2], pos + len(trigger)
+            return Extraction(end, [make_call(self.name, name, {}, trigger, pos)], final=True) if ctx.tool(name) else None
         name = trigger[1:-1]
         if ctx.tool(name) is None:
             return None
@@ -72,22 +93,26 @@ class ClineXmlFamily(CallFamily):
         reopened = find_forward(text, trigger, body)
         if close < 0 or 0 <= reopened < close:
             # never closed (before the element opens again): a call cut off, or a mention
-            if close < 0 and reopened < 0 and _PARAMETERS_BEGUN.match(text, body):
+            if close < 0 and reopened < 0 and (_PARAMETERS_BEGUN.match(text, body) or _YAML_START.match(text, body)):
                 return unreadable(self.name, text, pos, len(text), f"output ended inside <{name}>", kind=DiagnosticKind.TRUNCATED)
             return None
+        tool = ctx.tool(name)
         raw_arguments = child_elements(text[body:close], decode=False)
         if raw_arguments is None:
-            return None  # prose or other markup inside: the element is shown, not used
-        tool = ctx.tool(name)
-        arguments: dict[str, Any] = {key: typed_value(raw, property_schema(tool, key), untyped="json") for key, raw in raw_arguments.items()}
+            mapping = yaml_arguments(text[body:close], tool)
+            if mapping is None:
+                return None  # prose or other markup inside: the element is shown, not used
+            arguments = mapping
+        else:
+            arguments = {key: typed_value(raw, property_schema(tool, key), untyped="json") for key, raw in raw_arguments.items()}
         end = close + len(name) + 3
         return Extraction(end, [make_call(self.name, name, arguments, text[pos:end], pos)], final=True)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         body = pos + len(trigger)
-        if find_forward(text, f"</{trigger[1:-1]}>", body) >= 0:
+        if trigger.endswith("/>") or find_forward(text, f"</{trigger[1:-1]}>", body) >= 0:
             return True
-        return _MAY_BE_PARAMETERS.match(text, body) is None
+        return _MAY_BE_PARAMETERS.match(text, body) is None and not _YAML_START.match(text, body) and not _YAML_SO_FAR.match(text, body)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(
@@ -96,3 +121,41 @@ class ClineXmlFamily(CallFamily):
             + f"</{call.name}>"
             for call in calls
         )
+
+
+def yaml_arguments(body: str, tool: Any) -> dict[str, Any] | None:
+    """A YAML mapping body's arguments: keys the tool's parameters (identifiers when it lists none).
+
+    Values keep YAML's types unless the schema says string (``zip: 02134``);
+    dates and other non-JSON scalars become their text.
+    """
+    if not _YAML_START.match(body):
+        return None
+    try:
+        value = yaml.safe_load(body)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(value, dict) or not value or not all(isinstance(key, str) for key in value):
+        return None
+    known = tool.properties if tool is not None else {}
+    if any(key not in known for key in value) if known else not all(_ELEMENT_NAME.fullmatch(key) for key in value):
+        return None
+    return {key: _schema_typed(_jsonable(item), property_schema(tool, key)) for key, item in value.items()}
+
+
+def _jsonable(value: Any) -> Any:
+    """YAML's non-JSON scalars (dates, times) as their text."""
+    if isinstance(value, (datetime.date, datetime.datetime, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _schema_typed(value: Any, schema: Any) -> Any:
+    """A scalar YAML typed otherwise than a string-typed parameter wants: its text, typed by the schema."""
+    if isinstance(value, (dict, list, str)) or value is None:
+        return value
+    return typed_value(json.dumps(value), schema, untyped="json") if "string" not in schema_types(schema) else json.dumps(value)

@@ -8,6 +8,8 @@ V3 and R1 (0528)::
     ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
 
 V3.1 drops the type and the fence: ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>``.
+R1 templates that offer a code interpreter fence its code instead (```` ```python ````): a
+fenced body that is not JSON goes to an offered tool with exactly one parameter.
 The bars are U+FF5C and the spaces U+2581; templates and detokenisers also
 produce ASCII ``|`` bars (and ``_`` for ``▁``), so every spelling is read.
 
@@ -34,7 +36,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.families.anthropic_xml import SYNTAX as _CLAUDE_SYNTAX
 from utp.parsers.families.anthropic_xml import InvokeSyntax, read_invoke_run
 from utp.parsers.callshape import build_call, unparseable
-from utp.parsers.familykit import closer_past_strings
+from utp.parsers.familykit import closer_past_strings, sole_parameter
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -49,7 +51,8 @@ def _spellings(words: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-CALLS_BEGIN = _spellings("tool calls begin")
+#: DeepSeek-R1's distilled models open the calls with ``<｜tool▁calls｜>`` (no ``begin``)
+CALLS_BEGIN = _spellings("tool calls begin") + ("<｜tool▁calls｜>",)
 CALLS_END = _spellings("tool calls end")
 CALL_BEGIN = _spellings("tool call begin")
 CALL_END = _spellings("tool call end")
@@ -168,8 +171,12 @@ class DeepseekFamily(CallFamily):
         try:
             arguments, repairs = loads_lenient(raw_args) if raw_args.strip() else ({}, [])
         except ValueError as exc:
-            diagnostics.append(unparseable(self.name, f"arguments of {name!r}: {exc}", body, pos))
-            return
+            parameter = sole_parameter(ctx, name) if fenced is not None else None
+            if parameter is None:
+                diagnostics.append(unparseable(self.name, f"arguments of {name!r}: {exc}", body, pos))
+                return
+            # a fence of code (R1 templates write the code interpreter's code so) for a one-parameter tool
+            arguments, repairs = {parameter: raw_args.strip("\n")}, []
         call, diags = build_call(name, arguments, self.name, body, repairs)
         diagnostics.extend(diags)
         if call is not None:

@@ -12,6 +12,14 @@ parts: the tool's name on the first line, its arguments as a JSON object after
 it (its template's ``<|assistant|>NAME\n{...}``; BFCL's GLM handler reads the
 same). Read only for an offered tool and only when nothing else is in the
 answer, so a line naming a tool before some JSON in prose stays prose.
+
+GLM-4.7 and GLM-5 sometimes damage the name line: a stray closing tag right
+after the name (``<tool_call>tool_12</arg_value></tool_call>``, mostly on calls
+without arguments), or the first key glued to the name with its opening tag
+missing (``<tool_call>send_command_to_shellcommand</arg_key><arg_value>…``).
+The stray tag is dropped; a glued key is split off only where an offered
+tool's name is the one longest prefix of the glued word. Either is a repair,
+named on the call.
 """
 
 from __future__ import annotations
@@ -20,11 +28,11 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import Extraction, ParseContext, register_family
-from utp.parsers.familykit import make_call, read_json_at
+from utp.parsers.familykit import clip, make_call, read_json_at
 from utp.parsers.keyvalue import KeyValueFamily, KeyValueSyntax, name_pattern, render_key_value
 from utp.parsers.reasoning import call_list_starts
-from utp.parsers.textscan import skip_space
-from utp.types import Diagnostic, ToolCall
+from utp.parsers.textscan import find_forward, skip_space
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
@@ -41,6 +49,16 @@ SYNTAX = KeyValueSyntax(OPEN, CLOSE, KEY, KEY_END, VALUE, VALUE_END, name_patter
 _GROUP_HEAD = (
     r"\s*+" + re.escape(OPEN) + r"""(?:[ \t]*+[^\s<>{}\[\]"']|\s*+[^\s<>{}\[\]"']{0,256}+\s*+(?:<[^<>\s]{0,40}+)?\Z)"""
 )
+
+
+#: a stray closing tag (or several) between the name and the first key or the close
+_STRAY_AFTER_NAME = re.compile(
+    r"""[ \t]*+([^\s<>{}\[\]"']{1,256}+)((?:\s*+(?:</arg_key>|</arg_value>))+)\s*+(?=<arg_key>|</tool_call>)"""
+)
+#: a bare name's first character (what a damaged name line starts with too)
+_NAME_START = re.compile(r"""[ \t]*+[^\s<>{}\[\]"']""")
+#: the name and the first key glued, the key's opening tag missing
+_GLUED_KEY = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{2,256}+)</arg_key>""")
 
 
 @register_family
@@ -65,6 +83,29 @@ class GlmFamily(KeyValueFamily):
         if trigger not in self.triggers:
             return self._name_line_answer(text, pos, trigger, ctx)
         return super().extract(text, pos, trigger, ctx)
+
+    def read_call(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        """A call; failing that, one whose name line is damaged (see the module docstring)."""
+        if _NAME_START.match(text, pos + len(OPEN)) is None:
+            return None  # a JSON or element body: another family's (the name pattern needs this start too)
+        found = super().read_call(text, pos, ctx)
+        if found is not None:
+            return found
+        close, reopened = find_forward(text, CLOSE, pos + len(OPEN)), find_forward(text, OPEN, pos + len(OPEN))
+        if close < 0 or 0 <= reopened < close:
+            return None  # only a call that closes is mended (and each is read once: linear)
+        body = pos + len(OPEN)
+        stray = _STRAY_AFTER_NAME.match(text, body, close + len(CLOSE))
+        if stray is not None:
+            mended = OPEN + stray.group(1) + text[stray.end() : close + len(CLOSE)]
+            return _mended(self, mended, pos, ctx, stray.end() - stray.end(1), f"dropped {stray.group(2).strip()!r} after the name")
+        glued = _GLUED_KEY.match(text, body, close)
+        tool = _longest_prefix_tool(glued.group(1), ctx) if glued is not None else None
+        if glued is None or tool is None:
+            return None
+        key = glued.group(1)[len(tool) :]
+        mended = OPEN + tool + KEY + key + text[glued.end(1) : close + len(CLOSE)]
+        return _mended(self, mended, pos, ctx, -len(KEY), f"split the key {key!r} off the name {glued.group(1)!r}")
 
     def _name_line_answer(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         """GLM-4's ``NAME\n{...}``: the whole answer, for an offered tool."""
@@ -93,3 +134,20 @@ class GlmFamily(KeyValueFamily):
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return render_key_value(calls, SYNTAX)
+
+
+def _longest_prefix_tool(word: str, ctx: ParseContext) -> str | None:
+    """The longest offered tool name that ``word`` starts with and runs past (None if none)."""
+    prefixes = [name for name in ctx.by_name if len(word) > len(name) and word.startswith(name)]
+    return max(prefixes, key=len, default=None)
+
+
+def _mended(family: KeyValueFamily, mended: str, pos: int, ctx: ParseContext, removed: int, repair: str) -> Extraction | None:
+    """The call read from its mended text, placed back at ``pos`` (``removed`` characters fewer than written)."""
+    found = KeyValueFamily.read_call(family, mended, 0, ctx)
+    if found is None or not found.calls:
+        return None
+    for call in found.calls:
+        call.repairs.append(repair)
+    reported = Diagnostic(DiagnosticKind.REPAIRED, f"{family.name} call read after repair: {repair}", clip(mended), family.name, pos)
+    return Extraction(pos + found.end + removed, found.calls, [*found.diagnostics, reported], final=found.final)

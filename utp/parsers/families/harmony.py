@@ -32,6 +32,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import closer_past_strings, closers_bound, identifier_safe, json_object_before_reopen, make_call, read_json_at, unreadable
+from utp.parsers.names import resolve_name
 from utp.parsers.textscan import bounded_find, find_first, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -43,6 +44,8 @@ _STRAY_ENDS = (CALL, END, RETURN)
 #: a header (role, channel, recipient, constraint) is short; longer means this is not one
 MAX_HEADER = 512
 _RECIPIENT = re.compile(r"\bto=(\S+)")
+#: a recipient of several words, up to the next header token or the constraint
+_SPACED_RECIPIENT = re.compile(r"\bto=(\S+(?:[ \t]+(?!json\b)[^\s<>]+)+)")
 _TOKEN = re.compile(r"<\|[a-z_]+\|>")
 #: the constraint a header names before the message (``<|constrain|>json``)
 _GLUED = "json"
@@ -120,6 +123,9 @@ class HarmonyFamily(CallFamily):
         channel = channel_words[0] if channel_words else ""
         recipient_match = _RECIPIENT.search(_TOKEN.sub(" ", header))
         recipient = recipient_match.group(1) if recipient_match else ""
+        spaced = _SPACED_RECIPIENT.search(header) if ctx.has_tools and recipient else None
+        if spaced is not None and resolve_name(spaced.group(1), ctx).known:
+            recipient = spaced.group(1)  # an offered tool's name with a space in it (``to=Web Search``)
         if not recipient and trigger == CHANNEL and channel != "final":  # the answer has no recipient
             before = _ROLE_RECIPIENT.search(text, max(0, pos - MAX_HEADER), pos)
             if before is not None:

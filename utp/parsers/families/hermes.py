@@ -44,6 +44,7 @@ from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_ca
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
 from utp.parsers.pyliteral import LiteralError
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, loads_lenient, scan_json_value
+from utp.parsers.layout import unindented
 from utp.parsers.pyliteral import json_or_text
 from utp.parsers.textscan import bounded_find, find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -534,7 +535,7 @@ def child_elements(inner: str, decode: bool = True) -> dict[str, Any] | None:
         close = inner.find(f"</{key}>", opening.end())
         if close < 0 or key in out:
             return None
-        raw = inner[opening.end() : close].strip()
+        raw = unindented(inner[opening.end() : close]).strip()
         out[key] = json_or_text(raw) if decode else raw
         at = close + len(key) + 3
 

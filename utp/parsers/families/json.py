@@ -17,6 +17,17 @@ explanation. So position and shape decide, before any full parse:
 
 A bare ``{"name": "x"}`` with no arguments key counts only when ``x`` is an
 offered tool. Calls after the first may follow separated by ``;`` or lines.
+
+Where the tools are offered, what names one of them settles more:
+
+* a call object (or a list of them) in the middle of a sentence is a call when
+  it reads as valid JSON with an arguments key and names an offered tool;
+* an object with one key holding a list of calls (a "plan": ``{"plan":
+  [{"name": ..., "arguments": ...}, ...]}``) is those calls when every one of
+  them names an offered tool.
+
+A list of calls that closes but holds one unreadable call keeps its readable
+siblings (the bad one is reported).
 """
 
 from __future__ import annotations
@@ -26,10 +37,10 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, build_call, calls_from_value, skip_ws, unparseable
+from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, build_call, calls_from_value, salvage_list, skip_ws, unparseable
 from utp.parsers.familykit import MAX_CLOSERS_INSIDE, read_json_at
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
-from utp.parsers.names import names_offered_tool_at
+from utp.parsers.names import names_offered_tool_at, resolve_name
 from utp.parsers.reasoning import REASONING_CLOSERS, call_list_starts
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -49,6 +60,17 @@ _KEY_HEAD = (
     + "|".join(sorted(_QUOTED_ONLY_KEYS, key=len, reverse=True))
     + r")[\"'])"
 )
+#: ``_KEY_HEAD`` split after its first-character class, which also admits a plan's first key
+_KEY_HEAD_FIRST = r"(?=[\s\\\"'A-Za-z_])"
+assert _KEY_HEAD.startswith(_KEY_HEAD_FIRST)
+_KEY_HEAD_REST = _KEY_HEAD[len(_KEY_HEAD_FIRST) :]
+#: an object whose one key holds a list of objects (a plan of calls), as a scan lookahead and a pattern
+_PLAN_HEAD = r"""\s*+"[A-Za-z_][\w\-]{0,40}+"\s*+:\s*+\[\s*+\{"""
+_PLAN_START = re.compile(_PLAN_HEAD)
+#: a word character right before the JSON (an opener glued to a word)
+_WORD_END = re.compile(r"\w\Z")
+#: a sentence leads into an inline call: its line holds a word (``(`` or ``-`` alone is code or a list)
+_PROSE_WORD = re.compile(r"[^\W\d_]{2}")
 #: a line that opens another call-shaped object: where a repaired read of this one stops looking
 _CALL_LINE = re.compile(r"\n[ \t]*+\{" + _KEY_HEAD)
 _LOOKBACK = 240
@@ -66,7 +88,9 @@ class JsonFamily(CallFamily):
     aliases = ("llama3_json", "xlam", "plain_json", "llama3", "json_object")
     summary = 'bare JSON call(s): {"name": ..., "arguments"|"parameters": {...}} or a list of them'
     #: what ``_placement`` requires first (a call key opens the object), as scan lookaheads
-    trigger_heads = {"{": _KEY_HEAD, "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD}
+    #: (the object's head keeps its first-character class in front: a flood of ``{`` fails each
+    #: position on that one class, see ``composite._guard``)
+    trigger_heads = {"{": _KEY_HEAD_FIRST + f"(?:{_KEY_HEAD_REST}|{_PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD}
 
     def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
         """``{"NAME"`` for each offered tool: an answer that is ``{"get_weather": {...}}``, the tool's name as the key."""
@@ -85,7 +109,10 @@ class JsonFamily(CallFamily):
                 lenient_end = _lenient_end(text, pos)
             value, end, repairs = (*strict, []) if strict is not None else decode_json_at(text, pos, lenient_end, known_invalid=True)
         except ValueError as exc:
-            if placement == "start" or names_offered_tool_at(text, pos, ctx):
+            salvaged = salvage_list(self.name, text, pos, len(text), require_arguments=False) if text[pos] == "[" and placement != "inline" else None
+            if salvaged is not None and (placement in ("start", "after_lead_in") or all(_offered(call, ctx) for call in salvaged[0])):
+                return Extraction(pos + scan_json_value(text[pos:], 0), *salvaged)
+            if placement in ("start", "plan_start") or names_offered_tool_at(text, pos, ctx):
                 if isinstance(exc, UnreadableJSON):
                     # a value that never closed before the bound takes the rest of the text with it,
                     # as it would unbounded (so a flood of broken calls is one report, not one per bound)
@@ -96,7 +123,15 @@ class JsonFamily(CallFamily):
                 return Extraction(stop, [], [unparseable(self.name, f"call-shaped JSON that cannot be read: {exc}", text[pos:stop], pos)])
             return None
         known = names_offered_tool_at(text, pos, ctx)
-        found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=not known)
+        if placement.startswith("plan"):
+            found = _plan_calls(value, self.name, text[pos:end], repairs, ctx)
+            placement = placement[len("plan_") :]
+        elif placement == "inline":
+            found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=True) if known and not repairs else None
+            if found is not None and not all(_offered(call, ctx) for call in found[0]):
+                return None
+        else:
+            found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=not known)
         if found is None:
             return None
         calls, diagnostics = found
@@ -133,9 +168,17 @@ class JsonFamily(CallFamily):
     # -- placement: is this where a response's call would be?
 
     def _placement(self, text: str, pos: int, ctx: ParseContext) -> str | None:
+        """Where the JSON stands: "start", "after_lead_in", "own_line" or "inline" (then only offered
+        tools' calls), prefixed "plan_" for a plan object; None where it cannot be a call."""
         shape = (_OBJECT_START if text[pos] == "{" else _LIST_START).match(text, pos)
         if shape is None or not _call_key(text, shape):
+            if text[pos] == "{" and ctx.has_tools and _PLAN_START.match(text, pos + 1):
+                where = self._position(text, pos, ctx, plan=True)
+                return None if where is None else "plan_" + where
             return None
+        return self._position(text, pos, ctx)
+
+    def _position(self, text: str, pos: int, ctx: ParseContext, plan: bool = False) -> str | None:
         before = text[max(0, pos - _LOOKBACK) : pos]
         if pos == 0 or (pos <= _LOOKBACK and before.isspace()) or _after_reasoning(before):
             return "start"
@@ -144,13 +187,21 @@ class JsonFamily(CallFamily):
         if line.rstrip(" \t").endswith(":") and not _JSON_PUNCTUATION.search(line):
             return "after_lead_in"  # "Here is the call: {...}" on one line of prose (must end the response)
         if line_start < 0 or before[line_start + 1 :].strip():
-            return None  # inline in a sentence
+            if not ctx.has_tools:
+                return None  # inline in a sentence: only an offered tool's name makes it a call
+            # inline in a sentence: a call only if it names an offered tool (checked once read), and
+            # not inside inline code (an odd number of backticks before it on its line: shown, not
+            # used), nor after other JSON on its line (a sentence leads into it, not data), nor glued
+            # to a word (``items[...]``, ``f{...}``: code), and only after a word of prose
+            if line.count("`") % 2 or _JSON_PUNCTUATION.search(line) or _WORD_END.search(line) or not _PROSE_WORD.search(line):
+                return None
+            return "inline" if plan or names_offered_tool_at(text, pos, ctx) else None
         prose = before[:line_start].rstrip()
         if prose[prose.rfind("\n") + 1 :].lstrip().startswith("```"):
             return None  # inside a code fence: the fenced family decides
         if prose.endswith(":"):
             return "after_lead_in"
-        if ctx.has_tools and names_offered_tool_at(text, pos, ctx):
+        if ctx.has_tools and (plan or names_offered_tool_at(text, pos, ctx)):
             return "own_line"
         return None
 
@@ -190,14 +241,9 @@ class JsonFamily(CallFamily):
             return _GROWABLE[text[pos]].fullmatch(text, pos + 1) is None
         if shape.end() >= len(text):
             return False
-        if not _call_key(text, shape):
+        if not _call_key(text, shape) and not (text[pos] == "{" and _plan_may_start(text, pos + 1)):
             return True
-        before = text[max(0, pos - _LOOKBACK) : pos]
-        line_start = before.rfind("\n")
-        line = before[line_start + 1 :]
-        lead_in = line.rstrip(" \t").endswith(":") and not _JSON_PUNCTUATION.search(line)  # "Here is the call: {"
-        if not (pos == 0 or before.isspace() or _after_reasoning(before) or (line_start >= 0 and not line.strip()) or lead_in):
-            return True
+        # wherever it stands, an object naming an offered tool may be a call: wait for its end
         end = scan_json_value(text, pos)
         if end < 0:
             return False
@@ -262,3 +308,30 @@ def _lenient_end(text: str, pos: int) -> int:
         if found == MAX_CLOSERS_INSIDE:
             return match.start()
     return len(text)
+
+
+def _offered(call: ToolCall, ctx: ParseContext) -> bool:
+    return ctx.has_tools and resolve_name(call.name, ctx).known
+
+
+def _plan_calls(value: object, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:
+    """The calls of a plan object (one key, a list of calls), when every one names an offered tool."""
+    if type(value) is not dict or len(value) != 1:
+        return None
+    items = next(iter(value.values()))
+    found = calls_from_value(items, family, raw, repairs, require_arguments=False) if type(items) is list else None
+    if found is None or not found[0] or not all(_offered(call, ctx) for call in found[0]):
+        return None
+    return found
+
+
+#: a plan object's start as far as written (streaming: hold it while it may still become one)
+_PLAN_SO_FAR = re.compile(r"""\s*(?:"(?:[A-Za-z_][\w\-]{0,40}(?:"\s*(?::\s*(?:\[\s*(?:\{)?)?)?)?)?)?""")
+
+
+def _plan_may_start(text: str, pos: int) -> bool:
+    """Is a plan object's start at ``pos`` (whole, or cut off by the text's end)?"""
+    if _PLAN_START.match(text, pos):
+        return True
+    partial = _PLAN_SO_FAR.match(text, pos)
+    return partial is not None and partial.end() == len(text)

@@ -22,6 +22,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.familykit import make_call, render_value, unreadable
+from utp.parsers.layout import unindented
 from utp.parsers.pyliteral import schema_types, typed_value
 from utp.parsers.textscan import ends_inside, find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -128,7 +129,7 @@ def _read_value(text: str, start: int, key: str, schema: Any, depth: int) -> tup
         if find_forward(text, CLOSE, start) == -1:
             raise _Cut()
         raise _Broken(f"<{key}> is not closed by {closer}")
-    raw = text[start:end].strip()
+    raw = unindented(text[start:end]).strip()
     if items is not None and not raw.startswith("["):  # one item written straight under the array's key
         return typed_value(raw, items or None, untyped="json"), end + len(closer)
     return typed_value(raw, schema, untyped="json"), end + len(closer)

@@ -44,6 +44,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.callshape import extract_tagged_json
 from utp.parsers.familykit import clip, make_call, unreadable
 from utp.parsers.names import resolve_name
+from utp.parsers.listsalvage import salvage_items
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall, parse_calls, salvage_calls
 from utp.parsers.reasoning import call_list_starts, may_open_trailing_call_lines, opens_line_after_sentence, trailing_call_lines
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
@@ -133,11 +134,12 @@ def read_calls(source: str, one_per_line: bool = False) -> tuple[list[RawCall], 
     try:
         raws, repairs = parse_calls(source, one_per_line=one_per_line)
     except LiteralError:
-        salvaged = salvage_calls(source, one_per_line=one_per_line)
+        salvaged = salvage_calls(source, one_per_line=one_per_line) or (None if one_per_line else salvage_items(source))
         if salvaged is None:
             raise
         return salvaged
     return raws, repairs, []
+
 
 
 def names_offered_tool(name: str, ctx: ParseContext) -> bool:

@@ -21,6 +21,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.families.pythonic import names_offered_tool
 from utp.parsers.familykit import NAME_ATTRIBUTE, ended_before, make_call, read_json_at, render_value, unreadable
+from utp.parsers.layout import unindented
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space, space_before
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -281,7 +282,7 @@ class Qwen3CoderFamily(CallFamily):
                 raw = strip_one_newline(text[value_start:value_end].rstrip("\r\n"))
             else:
                 cursor = value_end + len(PARAMETER_END)
-                raw = strip_one_newline(text[value_start:value_end])
+                raw = strip_one_newline(unindented(text[value_start:value_end]))
             arguments[key] = typed_value(raw, property_schema(tool, key), untyped="string")
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:

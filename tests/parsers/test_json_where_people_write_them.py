@@ -1,0 +1,72 @@
+"""JSON calls written where people write them, read when the offered tools settle it.
+
+A call object in the middle of a sentence, a list of calls after prose, a
+"plan" object holding a list of calls, a call object carrying an ``id``, calls
+separated by ``; ``, and a list with one unreadable call among readable
+ones. Each positive has a negative: the same shape naming no offered tool, in
+inline code, or after other JSON, is not a call; and a stream agrees with the
+one-shot parse.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from utp.parsers import parse_response
+
+from .conftest import assert_stream_matches_under
+
+TOOLS = [
+    {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}},
+    {"name": "search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}},
+]
+OSLO = '{"name": "get_weather", "arguments": {"city": "Oslo"}}'
+FIND = '{"name": "search", "arguments": {"q": "x"}}'
+
+POSITIVE = {
+    "mid-sentence": (f"I will call {OSLO} now.", [("get_weather", {"city": "Oslo"})]),
+    "list after prose": (f"Sure! [{OSLO}, {FIND}]", [("get_weather", {"city": "Oslo"}), ("search", {"q": "x"})]),
+    "plan object": (f'{{"plan": [{OSLO}, {FIND}]}}', [("get_weather", {"city": "Oslo"}), ("search", {"q": "x"})]),
+    "plan object after a lead-in": (f'Here is my plan:\n{{"steps": [{OSLO}]}}', [("get_weather", {"city": "Oslo"})]),
+    "call object with an id": ('{"id": "call_1", "name": "get_weather", "arguments": {"city": "Oslo"}}', [("get_weather", {"city": "Oslo"})]),
+    "semicolon-separated": (f"{OSLO}; {FIND}", [("get_weather", {"city": "Oslo"}), ("search", {"q": "x"})]),
+    "one unreadable call in a list": (f'[{OSLO}, {{"name": "search", "arguments": {{"q": "x"]}}]', [("get_weather", {"city": "Oslo"})]),
+}
+
+NEGATIVE = {
+    "mid-sentence, a name not offered": 'The API returns {"name": "Oslo", "arguments": {"x": 1}} as data.',
+    "mid-sentence in inline code": f"To call it, write `{OSLO}` in your reply.",
+    "after other JSON on the line": '{"name": "jeff"}' + OSLO,
+    "plan of data": '{"data": [{"name": "Oslo", "population": 700000}]}',
+    "plan naming a tool not offered": '{"plan": [{"name": "delete_all", "arguments": {}}]}',
+    "a sample after a lead-in, explained further": f"Example: {OSLO} is how a call looks.",
+    "in parentheses on a line of its own (code, no sentence)": f"Checking.\n({OSLO})}}",
+}
+
+
+def _calls(parsed: object) -> list[tuple[str, dict]]:
+    return [(c.name, c.arguments) for c in parsed.tool_calls if c.known]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("case", sorted(POSITIVE))
+def test_shape_is_read(case: str) -> None:
+    text, want = POSITIVE[case]
+    assert _calls(parse_response(text, tools=TOOLS)) == want
+
+
+@pytest.mark.parametrize("case", sorted(NEGATIVE))
+def test_same_shape_that_is_not_a_call(case: str) -> None:
+    assert _calls(parse_response(NEGATIVE[case], tools=TOOLS)) == []
+
+
+def test_mid_sentence_needs_the_tools() -> None:
+    """Without an offered tool naming it, JSON inside a sentence stays prose."""
+    assert parse_response(POSITIVE["mid-sentence"][0]).tool_calls == []
+    assert parse_response(POSITIVE["plan object"][0]).tool_calls == []
+
+
+@pytest.mark.parametrize("case", sorted({**POSITIVE, **NEGATIVE}))
+@pytest.mark.parametrize("size", [1, 3, 16])
+def test_stream_agrees_with_one_shot(case: str, size: int) -> None:
+    text = POSITIVE[case][0] if case in POSITIVE else NEGATIVE[case]
+    assert_stream_matches_under(text, TOOLS, size)

@@ -1,0 +1,68 @@
+"""A call written the way a chat client displays past calls: ``[Calling tool: f({"a": 1})]``.
+
+Clients that show the model its earlier tool use as text (the history of an
+agent run rendered for a model without native calls) write each call as a
+bracketed line, and models continue the conversation by imitating it. The
+line is a call: the tool's name, its arguments in parentheses (a JSON object,
+or Python-style keywords), the closing bracket. Python-style arguments are
+read as the pythonic family reads them, typed by the offered tool.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_calls, read_calls
+from utp.parsers.familykit import make_call, read_json_at, unreadable
+from utp.parsers.pyliteral import LiteralError
+from utp.parsers.textscan import skip_space
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
+
+TRIGGER = "[Calling tool:"
+#: the name and the opening parenthesis after the trigger
+_NAME = re.compile(r"[ \t]*([A-Za-z_][\w.\-]{0,127})[ \t]*(?=\()")
+HEAD = r"[ \t]*+[A-Za-z_][\w.\-]{0,127}+[ \t]*+\("
+
+
+@register_family
+class HistoryDisplayFamily(CallFamily):
+    name = "history_display"
+    triggers = (TRIGGER,)
+    priority = 50
+    trigger_heads = {TRIGGER: HEAD}
+    aliases = ("calling_tool",)
+    summary = '[Calling tool: f({"a": 1})] (a client\'s display of past calls, imitated)'
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        named = _NAME.match(text, pos + len(TRIGGER))
+        if named is None:
+            return None
+        name, paren = named.group(1), named.end()
+        close = bracket_end(text, paren, MAX_SPAN)
+        if close == -1:
+            return unreadable(self.name, text, pos, len(text), f"output ended inside the call to {name!r}", kind=DiagnosticKind.TRUNCATED)
+        after = skip_space(text, close) if close > 0 else -1
+        if close < 0 or not text.startswith("]", after):
+            return None  # not the display's bracketed line
+        end = after + 1
+        inner = skip_space(text, paren + 1, close)
+        if text.startswith("{", inner):  # the display's own shape: the arguments object
+            read = read_json_at(text, inner, close - 1)
+            if read is not None and isinstance(read[0], dict) and skip_space(text, read[1], close) == close - 1:
+                diagnostics: list[Diagnostic] = []
+                call = make_call(self.name, name, read[0], text[pos:end], pos, read[2], diagnostics)
+                return Extraction(end, [call], diagnostics, final=True)
+        try:
+            raws, repairs, failures = read_calls(f"[{name}{text[paren:close]}]")
+        except LiteralError as exc:
+            return unreadable(self.name, text, pos, end, f"the arguments of {name!r} cannot be read: {exc}")
+        if failures or len(raws) != 1:
+            return unreadable(self.name, text, pos, end, f"the arguments of {name!r} are not literal values")
+        calls, diagnostics = build_python_calls(self.name, raws, repairs, text[pos:end], pos, ctx)
+        return Extraction(end, calls, diagnostics, final=True)
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        return "\n".join(f"{TRIGGER} {c.name}({json.dumps(c.arguments, ensure_ascii=False)})]" for c in calls)

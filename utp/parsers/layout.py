@@ -1,0 +1,57 @@
+"""Raw-text values a model laid out like markup: which whitespace is layout, which is the value.
+
+XML-style formats (Qwen3-Coder's ``<parameter=k>``, Claude-style and MiniMax
+elements, GLM's ``<arg_value>``) carry values as raw text. Templates write a
+value straight after its tag, or (Qwen3-Coder) on its own line between one
+line break after the tag and one before the closing tag; either way the value's
+own whitespace is data (a file's indentation, its last newline).
+
+Models also pretty-print the markup: the value on its own lines, indented
+deeper than the tags, the closing tag indented on its own line::
+
+    <parameter=query>
+          laptops
+        </parameter>
+
+That indentation belongs to the markup, not the value: when the value starts
+on its own line and the closing tag is indented on its own line, the line
+break after the opening tag and the closing tag's line are dropped and the
+lines are dedented by their common indentation, so code keeps its indentation
+relative to its first line. Values written any other way are left to the
+format's own rule.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: the line break right after the opening tag (blanks before it are layout too)
+_OPENING_BREAK = re.compile(r"[ \t]*\r?\n")
+_INDENT = re.compile(r"[ \t]*")
+
+
+def _closing_line(raw: str) -> int:
+    """Where the closing tag's own line starts (its line break), or -1: the text after the last
+    line break must be spaces or tabs only, at least one. Reads only that last line."""
+    last = raw.rfind("\n")
+    tail = raw[last + 1 :]
+    if last < 0 or not tail or tail.strip(" \t"):
+        return -1
+    return last - 1 if last > 0 and raw[last - 1] == "\r" else last
+
+
+def pretty_printed(raw: str) -> bool:
+    """Is ``raw`` a value laid out on its own lines, inside tags indented like markup?"""
+    return raw[:1] in ("\n", "\r", " ", "\t") and _OPENING_BREAK.match(raw) is not None and _closing_line(raw) >= 0
+
+
+def unindented(raw: str) -> str:
+    """A pretty-printed value without its layout (see the module docstring); other values unchanged."""
+    if raw[-1:] not in (" ", "\t") or not pretty_printed(raw):  # the closing tag's indentation ends it
+        return raw
+    opening = _OPENING_BREAK.match(raw)
+    assert opening is not None
+    lines = raw[opening.end() : max(opening.end(), _closing_line(raw))].split("\n")
+    indents = [len(_INDENT.match(line).group()) for line in lines if line.strip()]  # type: ignore[union-attr]
+    cut = min(indents, default=0)
+    return "\n".join(line[cut:] if line.strip() else line.strip(" \t") for line in lines)
