@@ -186,6 +186,15 @@ def test_the_shape_check_ignores_argument_keywords_a_grammar_may_not_enforce():
     assert follows_schema(json.loads(reply), without_argument_checks(schema))
 
 
+def test_a_raw_newline_inside_a_string_is_still_an_enforced_reply():
+    """llama-cpp-python's grammar lets raw control characters into strings (llama.cpp's own does not):
+    found on Qwen2.5-Coder 0.5B, whose multi-line answers were wrongly called unsupported."""
+    reply = '{"answer": "Steps:\n1. **Open** the client"}'.replace("\\n", "\n")
+    assert "\n" in reply
+    assert unenforced_reply(reply_schema([Tool("f")]), reply) is None
+    assert answer_text(reply) == "Steps:\n1. **Open** the client"
+
+
 @pytest.mark.parametrize(
     "reply, why",
     [
@@ -205,3 +214,11 @@ def test_tool_schemas_are_copied_not_shared():
     schema["anyOf"][0]["properties"]["arguments"]["properties"]["a"]["type"] = "integer"
     assert tool.parameters == {"properties": {"a": {"type": "string"}}}
     assert schema["anyOf"][0]["properties"]["arguments"]["type"] == "object"  # filled in where missing
+
+
+def test_a_raw_newline_inside_a_string_is_still_an_enforced_reply():
+    """llama-cpp-python's grammar lets raw control characters into strings (llama.cpp's own does
+    not): Qwen2.5-Coder 0.5B's multi-line answers were wrongly called unsupported."""
+    reply = '{"answer": "Steps:\n1. **Open** the client"}'  # a real newline inside the string
+    assert unenforced_reply(reply_schema([Tool("f")]), reply) is None
+    assert answer_text(reply) == "Steps:\n1. **Open** the client"

@@ -112,7 +112,7 @@ def unenforced_reply(schema: dict[str, Any], content: str) -> str | None:
     limit cannot be complete JSON whatever the server enforced.
     """
     try:
-        value = json.loads(content)
+        value = json.loads(content, strict=False)  # grammars may let raw control characters into strings
     except ValueError:
         return f"the reply is not JSON ({content[:80]!r}), so the server did not force the requested JSON Schema"
     if not follows_schema(value, without_argument_checks(schema)):
@@ -128,7 +128,7 @@ def answer_text(content: str) -> str | None:
     """
     text = content.strip()
     try:
-        value = json.loads(text)
+        value = json.loads(text, strict=False)
     except ValueError:
         if not text.startswith("{"):
             return None
