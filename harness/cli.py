@@ -285,9 +285,8 @@ def _finish_reports(args: argparse.Namespace, models: Sequence[str]) -> None:
     from harness.tuning import recommendations
 
     try:
-        written = build_reports(args.results_dir, args.reports_dir)
-        index = next((p for p in written if Path(p).name == "index.html"), None)
-        _say(f"Reports: {index or args.reports_dir}", err=True)
+        build_reports(args.results_dir, args.reports_dir)
+        _say(f"Reports: {Path(args.reports_dir) / 'index.html'}", err=True)
     except Exception as exc:  # a report problem must not hide the eval's result
         _say(f"utp: warning: reports not rebuilt: {exc}", err=True)
     try:

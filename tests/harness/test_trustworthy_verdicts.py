@@ -236,7 +236,8 @@ def test_mostly_errored_runs_get_a_warning_instead_of_a_recommendation() -> None
 # --------------------------------------------------------------------------- replays
 
 
-def test_replaying_twice_leaves_recorded_history_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_replaying_twice_leaves_recorded_history_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     with ScriptedServer(default_turn=turn_from_callable(scripted_model)) as server:
         assert main(["eval", "--model", MODEL, "--host", server.url, "--formats", "native", "--record",
@@ -244,8 +245,10 @@ def test_replaying_twice_leaves_recorded_history_untouched(tmp_path: Path, monke
     recorded = results_path("reports/results", MODEL)
     before = recorded.read_bytes()
     reports_before = {p: p.read_bytes() for p in Path("reports").glob("*.*")}
+    capsys.readouterr()
     for _ in range(2):
         assert main(["eval", "--host", closed_port_url(), "--suite", str(EXAMPLES), "--cassette-dir", "cassettes"]) == 0
+        assert "Reports: reports/replayed/index.html" in capsys.readouterr().err  # the index, not a model's page
     assert recorded.read_bytes() == before
     assert {p: p.read_bytes() for p in Path("reports").glob("*.*")} == reports_before
     replayed = results_path("reports/replayed/results", MODEL)
