@@ -63,6 +63,11 @@ HOST_FATAL_KINDS = frozenset({"connect_error", "timeout", "model_not_found", "no
 #: a model whose runs errored more often than this gets a warning, never a recommendation
 MAX_ERRORED_SHARE = 0.5
 
+
+def mostly_errored(errored: int, results: int) -> bool:
+    """Too many runs errored for the results to be trusted (the rule tuning and reports share)."""
+    return errored > MAX_ERRORED_SHARE * (errored + results)
+
 _KIND_AT_START = re.compile(r"\s*([a-z_]+)\b")
 
 
@@ -166,6 +171,7 @@ __all__ = [
     "ErrorClass",
     "HOST_FATAL_KINDS",
     "MAX_ERRORED_SHARE",
+    "mostly_errored",
     "Outcome",
     "RunOutcome",
     "UNSUPPORTED_KINDS",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.outcomes import MAX_ERRORED_SHARE
+from harness.outcomes import mostly_errored
 from harness.records import TornRecordWarning
 from harness.reporting import strip_separator
 from harness.reporting.loading import ReportError, ensure_scores, load_records, load_scenarios
@@ -102,7 +102,7 @@ def choose(model: str, ranked: Sequence[Mapping[str, Any]]) -> ModelChoice:
     errored = sum(int(r.get("errored") or 0) for r in ranked)
     if results + errored == 0:
         return ModelChoice(model, None, "no runs")
-    if errored > MAX_ERRORED_SHARE * (results + errored):
+    if mostly_errored(errored, results):
         return ModelChoice(
             model, None,
             f"{errored}/{results + errored} runs errored (server, connection or cassette problems), so the results "

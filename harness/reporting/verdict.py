@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.outcomes import MAX_ERRORED_SHARE
+from harness.outcomes import mostly_errored
 from harness.reporting.text import counted_rate, number
 from harness.stats import earned_recommendation, intervals_overlap, rank_formats
 from utp.formats import PRESETS
@@ -140,7 +140,7 @@ def no_recommendation_reason(report: Mapping[str, Any]) -> str | None:
     """Why no format may be recommended, or None when one may."""
     errored = int(report["sources"].get("errored") or 0)
     runs = int(report["sources"].get("runs") or 0)
-    if errored and errored > MAX_ERRORED_SHARE * (errored + runs):
+    if mostly_errored(errored, runs):
         classes = ", ".join(f"{n} {c}" for c, n in (report["sources"].get("errored_by_class") or {}).items())
         return (f"{errored} of {errored + runs} runs errored ({classes}): these figures cannot be trusted; "
                 "fix the cause and continue with --resume")
