@@ -631,7 +631,7 @@ class Runner:
 
     def _score(self, record: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
         """Scores for the screen and the exit code; reports and tuning score again from the records."""
-        from harness.scoring import score_run
+        from harness.metrics import score_run
 
         if classify(record).outcome is Outcome.ERRORED:
             record["scores"] = {}

@@ -17,6 +17,7 @@ round trip.
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -44,7 +45,8 @@ def _scalar(*types: type, nullable: bool = True) -> Reader:
             raise RecordError(f"{where}: expected {names}, got a boolean")
         if not isinstance(value, types):
             raise RecordError(f"{where}: expected {names}, got {type(value).__name__}")
-        return value
+        # an in-memory record may hold enum members (Decision.EXECUTED); on disk they are their values
+        return value.value if isinstance(value, enum.Enum) else value
 
     return read
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.metrics import format_row_schema
 from harness.outcomes import errored_by_class, results_only
 from harness.reporting.loading import model_slug
 from harness.reporting.text import truncate_middle
@@ -237,4 +238,7 @@ def render_json(report: Mapping[str, Any]) -> str:
 
 
 def load_schema() -> dict[str, Any]:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    """The report's JSON Schema; the rows of ``formats`` are the registered metrics' summary fields."""
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema["properties"]["formats"]["items"] = format_row_schema()
+    return schema

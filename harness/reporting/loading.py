@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import TornRecordWarning, latest_per_run, model_slug
-from harness.scoring import SCORER_VERSION, score_run
+from harness.metrics import SCORER_VERSION, score_run
 from utp.fileio import write_text_atomic
 
 

@@ -19,7 +19,7 @@ from harness.reporting.loading import ReportError, load_records
 from harness.reporting.text import fenced, truncate_middle
 from harness.reporting.verdict import build_verdict
 from harness.scenarios import Expectation, ExpectedCall, FinalCheck, FixtureSpec, Scenario, ToolSpec, Turn
-from harness.scoring import score_run
+from harness.metrics import score_run
 from utp.types import Tool, ToolTier
 
 SCENARIO = Scenario(

@@ -17,7 +17,7 @@ from harness.scenarios import (
     ToolSpec,
     Turn,
 )
-from harness.scoring import find_leak, leak_triggers, score_run
+from harness.metrics import find_leak, leak_triggers, score_run
 from utp.types import Tool, ToolTier
 
 WEATHER = Tool("get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}}})

@@ -23,7 +23,7 @@ from harness.records import completed_keys, read_records, results_path
 from harness.reporting.jsonreport import model_report
 from harness.runner import RunnerConfig, cassette_path, run_matrix
 from harness.scenarios import load_suites
-from harness.scoring import SCORER_VERSION
+from harness.metrics import SCORER_VERSION
 from harness.tuning import model_choices
 from tests.harness.conftest import EXAMPLES, scripted_model
 from tests.support.scripted_server import ScriptedServer, Turn, closed_port_url, turn_from_callable

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.scoring import SCORER_VERSION
+from harness.metrics import SCORER_VERSION
 from harness.tuning import choose_profile, ranked_formats, recommendations, tune, tune_main
 from utp.formats import PRESETS
 from utp.tuned import load_tuned
