@@ -52,7 +52,14 @@ def _scalar(*types: type, nullable: bool = True) -> Reader:
 
 
 _STR = _scalar(str)
-_REQUIRED_STR = _scalar(str, nullable=False)
+def _name(value: Any, where: str) -> str:
+    """A non-empty string (a run's model, format, suite and scenario place it in a report)."""
+    if not isinstance(value, str) or not value:
+        raise RecordError(f"{where}: expected a non-empty string, got {value!r}")
+    return value
+
+
+
 _INT = _scalar(int)
 _NUMBER = _scalar(int, float)
 _BOOL = _scalar(bool)
@@ -273,8 +280,7 @@ class RunRecord(_Typed):
     outcome: Mapping[str, Any] | None = None
     rescored: Mapping[str, Any] | None = None
     FIELDS: ClassVar[dict[str, Reader]] = {
-        "schema": _INT, "model": _REQUIRED_STR, "format": _REQUIRED_STR, "suite": _REQUIRED_STR,
-        "scenario": _REQUIRED_STR, "repeat": _scalar(int, nullable=False), "scenario_hash": _STR, "mode": _STR,
+        "schema": _INT, "model": _name, "format": _name, "suite": _name, "scenario": _name, "repeat": _scalar(int, nullable=False), "scenario_hash": _STR, "mode": _STR,
         "synthetic": _BOOL, "bundle": _OBJECT, "tools": _list_of(ToolEntry), "provenance": _OBJECT,
         "turns": _list_of(TurnRecord), "error": _ANY, "scores": _OBJECT, "outcome": _OBJECT, "rescored": _OBJECT,
     }

@@ -191,10 +191,10 @@ def test_bad_records_give_located_errors(tmp_path: Path, capsys):
     results = tmp_path / "results"
     results.mkdir()
     (results / "m.jsonl").write_text('{"model": "m", "format": "native", "suite": "s"}\n')
-    with pytest.raises(ReportError, match=r"m\.jsonl:1: field 'scenario'"):
+    with pytest.raises(ReportError, match=r"m\.jsonl:1:scenario: field is missing"):
         build_reports(results, tmp_path / "out")
     assert report_main(["--results-dir", str(results), "--out", str(tmp_path / "out")]) == 2
-    assert "m.jsonl:1: field 'scenario'" in capsys.readouterr().err
+    assert "m.jsonl:1:scenario: field is missing" in capsys.readouterr().err
     assert report_main(["--results-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
