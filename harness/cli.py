@@ -95,38 +95,15 @@ def _delegate(module: str, attribute: str, argv: Sequence[str]) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from harness.progress import one_line, summary_table
     from harness.runner import (
-        DEFAULT_OPTIONS, QUICK_FORMATS, QUICK_SUITES, RunnerConfig, recorded_formats, recorded_models, recorded_repeats,
-        resolve_formats, run_matrix,
+        DEFAULT_OPTIONS, QUICK_FORMATS, RunnerConfig, recorded_formats, recorded_repeats, resolve_formats, run_matrix,
     )
-    from harness.scenarios import SCENARIOS_ROOT, load_suites
 
     if args.record and args.replay:
         raise UsageError("--record and --replay exclude each other (record talks to the model, replay never does)")
-    models = split_models(args.model)
     cassette_dir = Path(args.cassette_dir)
     host = normalise_host(args.host or os.environ.get("OLLAMA_HOST"))
-    mode = "record" if args.record else "replay" if args.replay else "live"
-    only_recorded = False
-    if not models:
-        models = recorded_models(cassette_dir)
-        if args.record:
-            raise UsageError("--record needs a model: name one with --model (e.g. --model llama3.2:3b)")
-        version = probe_ollama(host)
-        if version:
-            _say(f"Ollama {version} answers at {host}; name a model with --model (MODEL=...) to evaluate it live.")
-        else:
-            _say(f"Ollama at {host} not reachable: replay only.")
-        if importlib.util.find_spec("llama_cpp") is not None:
-            _say("llama-cpp-python is installed: `make eval MODEL=local:smollm2-135m` runs the embedded model live.")
-        if not models:
-            raise UsageError(f"no model named and no recorded cassettes under {cassette_dir}; name one with --model")
-        _say(f"No model named: replaying recorded cassettes for: {', '.join(models)}")
-        mode, only_recorded = "replay", True
-    elif mode == "replay" and not args.formats and not args.suite:
-        # "replay this model": exactly what its cassettes hold; named formats/suites must all be there
-        only_recorded = True
+    models, mode, only_recorded = _eval_models(args, cassette_dir, host)
     quick = not only_recorded and not args.formats and not args.suite
     if args.formats:
         formats = resolve_formats(args.formats)
@@ -136,43 +113,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
         formats = list(QUICK_FORMATS)
     if args.repeats is None:
         args.repeats = recorded_repeats(cassette_dir, models) if only_recorded else 1
-    if args.repeats < 1:
-        raise UsageError(f"--repeats must be at least 1 (got {args.repeats})")
-    if args.concurrency < 1:
-        raise UsageError(f"--concurrency must be at least 1 (got {args.concurrency})")
-    if args.timeout is not None and args.timeout <= 0:
-        raise UsageError(f"--timeout must be a positive number of seconds (got {args.timeout})")
+    _check_eval_numbers(args)
     replaying = mode == "replay"
     args.results_dir = Path(args.results_dir or (REPLAYED_RESULTS if replaying else RECORDED_RESULTS))
     args.reports_dir = Path(args.reports_dir or (REPLAYED_REPORTS if replaying else RECORDED_REPORTS))
     options = dict(DEFAULT_OPTIONS)
     options.update(parse_options(args.options))
-    selectors = [s for value in args.suite or [] for s in value.split(",") if s.strip()]
-    if selectors == ["all"]:
-        selectors = []
-    elif quick:
-        selectors = list(QUICK_SUITES)
-    suites = load_suites(selectors or None, root=Path(args.scenarios_root) if args.scenarios_root else SCENARIOS_ROOT)
-    if not suites:
-        raise UsageError("no scenario suites selected")
-    if args.limit is not None:
-        if args.limit < 1:
-            raise UsageError(f"--limit must be at least 1 (got {args.limit})")
-        suites = [dataclasses.replace(suite, scenarios=suite.scenarios[: args.limit]) for suite in suites]
+    suites = _eval_suites(args, quick)
     config = RunnerConfig(
-        models=models,
-        formats=formats,
-        suites=suites,
-        repeats=args.repeats,
-        mode=mode,
-        host=host,
-        results_dir=Path(args.results_dir),
-        cassette_dir=cassette_dir,
-        options=options,
-        concurrency=args.concurrency,
-        resume=args.resume,
-        hardware=args.hardware,
-        stream=not args.no_stream,
+        models=models, formats=formats, suites=suites, repeats=args.repeats, mode=mode, host=host,
+        results_dir=Path(args.results_dir), cassette_dir=cassette_dir, options=options,
+        concurrency=args.concurrency, resume=args.resume, hardware=args.hardware, stream=not args.no_stream,
         only_recorded=only_recorded,
         **({"response_timeout_s": args.timeout} if args.timeout is not None else {}),
     )
@@ -199,6 +150,69 @@ def cmd_eval(args: argparse.Namespace) -> int:
              "suites, so nothing was replayed. Record them first: `make eval MODEL=<model> RECORD=1` "
              "(against a running server), or `make eval` with no MODEL to replay what is committed.", err=True)
         return EXIT_CASSETTES
+    _show_eval_result(args, result, models, formats, suites)
+    return result.exit_code
+
+
+def _eval_models(args: argparse.Namespace, cassette_dir: Path, host: str) -> tuple[list[str], str, bool]:
+    """(models, mode, only what the cassettes hold): the named models, or with none every recorded one, replayed."""
+    from harness.runner import recorded_models
+
+    models = split_models(args.model)
+    mode = "record" if args.record else "replay" if args.replay else "live"
+    if models:
+        # "replay this model": exactly what its cassettes hold; named formats/suites must all be there
+        return models, mode, mode == "replay" and not args.formats and not args.suite
+    models = recorded_models(cassette_dir)
+    if args.record:
+        raise UsageError("--record needs a model: name one with --model (e.g. --model llama3.2:3b)")
+    version = probe_ollama(host)
+    if version:
+        _say(f"Ollama {version} answers at {host}; name a model with --model (MODEL=...) to evaluate it live.")
+    else:
+        _say(f"Ollama at {host} not reachable: replay only.")
+    if importlib.util.find_spec("llama_cpp") is not None:
+        _say("llama-cpp-python is installed: `make eval MODEL=local:smollm2-135m` runs the embedded model live.")
+    if not models:
+        raise UsageError(f"no model named and no recorded cassettes under {cassette_dir}; name one with --model")
+    _say(f"No model named: replaying recorded cassettes for: {', '.join(models)}")
+    return models, "replay", True
+
+
+def _check_eval_numbers(args: argparse.Namespace) -> None:
+    if args.repeats < 1:
+        raise UsageError(f"--repeats must be at least 1 (got {args.repeats})")
+    if args.concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1 (got {args.concurrency})")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError(f"--timeout must be a positive number of seconds (got {args.timeout})")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(f"--limit must be at least 1 (got {args.limit})")
+
+
+def _eval_suites(args: argparse.Namespace, quick: bool) -> list[Any]:
+    """The suites selected by --suite (``all``: every one; none named: the quick default), cut to --limit."""
+    from harness.runner import QUICK_SUITES
+    from harness.scenarios import SCENARIOS_ROOT, load_suites
+
+    selectors = [s for value in args.suite or [] for s in value.split(",") if s.strip()]
+    if selectors == ["all"]:
+        selectors = []
+    elif quick:
+        selectors = list(QUICK_SUITES)
+    suites = load_suites(selectors or None, root=Path(args.scenarios_root) if args.scenarios_root else SCENARIOS_ROOT)
+    if not suites:
+        raise UsageError("no scenario suites selected")
+    if args.limit is not None:
+        suites = [dataclasses.replace(suite, scenarios=suite.scenarios[: args.limit]) for suite in suites]
+    return suites
+
+
+def _show_eval_result(args: argparse.Namespace, result: Any, models: Sequence[str], formats: Sequence[str],
+                      suites: Sequence[Any]) -> None:
+    """The summary table, what errored or was skipped, the reports, and any conformance failure."""
+    from harness.progress import one_line, summary_table
+
     shown = _this_evaluation(args.results_dir, models, formats, suites)
     for line in errored_summary(shown):
         _say(line, err=True)
@@ -223,7 +237,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         first = next((m for m in result.conformance_failures if "\n" in m), None)
         if first:
             _say(first, err=True)
-    return result.exit_code
 
 
 def _this_evaluation(results_dir: Path, models: Sequence[str], formats: Sequence[str], suites: Sequence[Any]) -> list[dict[str, Any]]:
