@@ -21,14 +21,15 @@ import httpx
 from harness import provenance as provenance_mod
 from harness.cassettes import Cassette, CassetteError, CassetteMismatch, CassetteMissing, CassetteTransport, new_header
 from harness.fixtures import build_registry
+from harness.metrics import judge, score_run
 from harness.outcomes import Outcome, classify
 from harness.progress import Progress
 from harness.records import RECORD_SCHEMA, append_record, completed_keys, is_done, model_slug
-from utp.backends.deadline import SharedPool
 from harness.scenarios import Scenario, Suite
+from utp.backends.deadline import SharedPool
 from utp.formats import get_preset
-from utp.types import Decision
 from utp.negotiator import negotiated_for
+from utp.types import Decision
 from harness.runplan import (  # noqa: F401  (moved there; importers may use these names from here)
     DEFAULT_OPTIONS,
     PROVENANCE_CASSETTE,
@@ -406,7 +407,6 @@ class Runner:
 
     def _score(self, record: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
         """Scores for the screen and the exit code; reports and tuning score again from the records."""
-        from harness.metrics import score_run
 
         if classify(record).outcome is Outcome.ERRORED:
             record["scores"] = {}
@@ -434,18 +434,14 @@ def _conformance_messages(record: dict[str, Any]) -> list[str]:
 
 
 def executed_violations(record: dict[str, Any]) -> list[str]:
-    """Out-of-tier calls that ran; computed from decisions when no scorer is installed."""
-    tiers = {"crawl": 0, "walk": 1, "run": 2}
-    tool_tiers = {t["name"]: t.get("tier", "crawl") for t in (record.get("tools") or [])}
-    found = []
-    for t_index, turn in enumerate(record.get("turns") or []):
-        allowed = tiers.get(str(turn.get("tier_after_intent")), 0)
-        for round_ in turn.get("rounds") or []:
-            for call in round_.get("calls") or []:
-                tier = tiers.get(str(tool_tiers.get(call.get("name"), "crawl")), 0)
-                if call.get("decision") == Decision.EXECUTED and tier > allowed:
-                    found.append(f"tier violation executed: {call.get('name')} in turn {t_index}")
-    return found
+    """Out-of-tier calls that ran, read from the record alone (for a run whose scores could not be computed).
+
+    The same reading as scoring's (:func:`harness.metrics.judge`), with the
+    tools' tiers from the record instead of the scenario.
+    """
+    run = judge(record, None, triggers=())
+    return [f"tier violation executed: {c.call.name} in turn {c.turn}"
+            for c in run.calls if c.call.decision == Decision.EXECUTED and c.above_tier]
 
 
 async def _watch_stalls(progress: Progress, every_s: float = 1.0) -> None:

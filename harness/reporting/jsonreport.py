@@ -22,6 +22,7 @@ from harness.outcomes import errored_by_class, results_only
 from harness.reporting.loading import model_slug
 from harness.reporting.text import truncate_middle
 from harness.reporting.verdict import build_verdict, sources_summary
+from harness.runrecord import RoundRecord, RunRecord
 from harness.stats import aggregate, breakdown, format_sensitivity
 
 REPORT_VERSION = 1
@@ -93,12 +94,12 @@ def _provenance(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _round_text(rnd: Mapping[str, Any]) -> str:
-    text = str(rnd.get("raw_text") or rnd.get("content") or "")
+def _round_text(rnd: RoundRecord) -> str:
+    text = str(rnd.raw_text or rnd.content or "")
     calls = [
-        f"→ {c.get('name')}({json.dumps(c.get('arguments'), ensure_ascii=False, sort_keys=True)}) "
-        f"[{c.get('format') or '?'}; {c.get('decision') or '?'}]"
-        for c in rnd.get("calls") or []
+        f"→ {c.name}({json.dumps(c.arguments, ensure_ascii=False, sort_keys=True)}) "
+        f"[{c.format or '?'}; {c.decision or '?'}]"
+        for c in rnd.calls
     ]
     return "\n".join(part for part in (text, *calls) if part) or "(empty response)"
 
@@ -111,19 +112,19 @@ def _failure_text(record: Mapping[str, Any]) -> str:
     the calls as extracted, because the mistake may be in any of them.
     """
     where = (record.get("scores") or {}).get("failure_at") or {}
-    turns = record.get("turns") or []
-    if not turns:
-        return str(record.get("error") or "(no turns recorded)")
-    t = where.get("turn", len(turns) - 1)
-    turn = turns[t] if isinstance(t, int) and 0 <= t < len(turns) else turns[-1]
-    rounds = turn.get("rounds") or []
-    chosen = next((rnd for rnd in rounds if rnd.get("index") == where.get("round")), None)
+    run = RunRecord.of(record)
+    if not run.turns:
+        return str(run.error or "(no turns recorded)")
+    t = where.get("turn", len(run.turns) - 1)
+    turn = run.turns[t] if isinstance(t, int) and 0 <= t < len(run.turns) else run.turns[-1]
+    chosen = next((rnd for rnd in turn.rounds if rnd.index == where.get("round")), None)
     if where.get("kind") == "parse" and chosen is not None:
         return _round_text(chosen)
-    if where.get("kind") == "leak" and turn.get("final_answer"):
-        return str(turn["final_answer"])
-    parts = [f"── round {rnd.get('index', i)} ──\n{_round_text(rnd)}" for i, rnd in enumerate(rounds)]
-    error = turn.get("error") or record.get("error")
+    if where.get("kind") == "leak" and turn.final_answer:
+        return str(turn.final_answer)
+    parts = [f"── round {rnd.index if rnd.index is not None else i} ──\n{_round_text(rnd)}"
+             for i, rnd in enumerate(turn.rounds)]
+    error = turn.error or run.error
     if error:
         parts.append(f"── error ──\n{error}")
     return "\n".join(parts) or "(no rounds recorded)"
