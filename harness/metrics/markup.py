@@ -8,8 +8,10 @@ auto-enabled families that contain a bracket or a bar.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
+from typing import Any
 
 #: triggers that also begin ordinary prose or only end a turn: not evidence of call markup
 _NOT_LEAK_TRIGGERS = frozenset({"{", "[", "(", "<", "```", "<|end|>", "<|eot_id|>", "<|return|>"})
@@ -34,15 +36,21 @@ def leak_triggers() -> list[str]:
     """
     from utp.parsers.base import registered_families
 
+    return list(_markup_triggers(tuple(registered_families().values())))
+
+
+@functools.lru_cache(maxsize=8)
+def _markup_triggers(families: tuple[Any, ...]) -> tuple[str, ...]:
+    """The triggers of these families that can only be markup (cached: every run of a report asks)."""
     found: set[str] = set()
-    for family in registered_families().values():
+    for family in families:
         if not family.in_auto:
             continue
         for trigger in family.triggers:
             stripped = trigger.strip()
             if len(stripped) > 1 and stripped not in _NOT_LEAK_TRIGGERS and _MARKUP_CHAR.search(stripped):
                 found.add(trigger)  # kept whole: the blank in "<function " is what makes it markup
-    return sorted(found)
+    return tuple(sorted(found))
 
 
 def find_leak(text: str | None, triggers: Iterable[str] | None = None) -> str | None:
