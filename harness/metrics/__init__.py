@@ -8,12 +8,14 @@ A record holds what happened; scores are derived, so a new or changed
 metric never rewrites a committed record.
 
 To add a metric, write one module here (see :mod:`harness.metrics.leaks` for
-a small one), import it below, and test it; ``docs/architecture.md`` walks
-through it.
+a small one) and its test: every module of the package is imported at start-up
+and registers itself. ``docs/architecture.md`` walks through it.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -40,22 +42,18 @@ from harness.outcomes import Outcome, errored_by_class, outcome_of, results_only
 from harness.runrecord import RunRecord
 from harness.scenarios import Scenario
 
-# The registration order is the order of the summary fields (CSV and JSON columns).
-from harness.metrics import runs as _runs  # noqa: E402,F401  (registers)
-from harness.metrics import task_success as _task_success  # noqa: E402,F401
-from harness.metrics import call_tasks as _call_tasks  # noqa: E402,F401
-from harness.metrics import restraint as _restraint  # noqa: E402,F401
-from harness.metrics import parse_success as _parse_success  # noqa: E402,F401
-from harness.metrics import leaks as _leaks  # noqa: E402,F401
-from harness.metrics import argument_validity as _argument_validity  # noqa: E402,F401
-from harness.metrics import format_adherence as _format_adherence  # noqa: E402,F401
-from harness.metrics import tier_enforcement as _tier_enforcement  # noqa: E402,F401
-from harness.metrics import termination as _termination  # noqa: E402,F401
-from harness.metrics import conformance as _conformance  # noqa: E402,F401
-from harness.metrics import throughput as _throughput  # noqa: E402,F401
-from harness.metrics import latency as _latency  # noqa: E402,F401
-from harness.metrics import errors as _errors  # noqa: E402,F401
-from harness.metrics import pass_k as _pass_k  # noqa: E402,F401
+#: modules of this package that hold the machinery, not a metric
+_NOT_METRICS = frozenset({"base", "judge", "markup", "schema", "turns"})
+
+
+def _register_all() -> None:
+    """Import every metric module of the package; each registers itself (a new file is all a new metric needs)."""
+    for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if module.name not in _NOT_METRICS:
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+_register_all()
 
 
 def score_run(

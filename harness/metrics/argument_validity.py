@@ -24,6 +24,7 @@ CHECKED = PASSED_SCHEMA | {Decision.INVALID_ARGUMENTS}
 @register
 class ArgumentValidity(Metric):
     name = "argument_validity"
+    position = 70
     description = "Calls whose arguments passed the tool's JSON Schema / calls whose arguments reached the check."
     run_fields = ("args_checked", "args_valid", "argument_validity")
     summary_fields = {"args_checked": COUNT, "args_valid": COUNT, "argument_validity": RATE}

@@ -8,8 +8,9 @@ interval), the report columns that show it and the words that define them.
 report schema's format rows and the tables' columns are all read from there,
 so a new metric is one new file (and its test).
 
-Registration order is the order of the summary fields (and so of the CSV
-and JSON columns); a column's ``rank`` places it in a table.
+A metric's ``position`` orders the summary fields (and so the CSV and JSON
+columns); a column's ``rank`` places it in a table. Neither depends on the
+order modules happen to be imported in.
 """
 
 from __future__ import annotations
@@ -117,6 +118,8 @@ class Metric:
     name: ClassVar[str]
     #: bump when ``score`` or ``summarise`` changes what it computes
     version: ClassVar[int] = 1
+    #: where its summary fields go among the others (CSV and JSON column order); new metrics go last
+    position: ClassVar[int] = 1000
     #: what it measures and why, in a sentence or two (docs and ``utp`` help read it)
     description: ClassVar[str]
     #: per-run fields ``score`` returns, in order
@@ -134,7 +137,7 @@ class Metric:
         return {}
 
 
-#: name → metric, in registration order
+#: name → metric, ordered by ``position`` (then name)
 REGISTRY: dict[str, Metric] = {}
 
 
@@ -147,6 +150,9 @@ def register(cls: type[Metric]) -> type[Metric]:
         if name in claimed:
             raise ValueError(f"metric {cls.name!r} field {name!r} is already metric {claimed[name]!r}'s")
     REGISTRY[cls.name] = cls()
+    ordered = sorted(REGISTRY.values(), key=lambda m: (m.position, m.name))
+    REGISTRY.clear()
+    REGISTRY.update((m.name, m) for m in ordered)
     return cls
 
 

@@ -16,6 +16,7 @@ from harness.metrics.schema import BOUND, COUNT, RATE
 @register
 class CallTaskSuccess(Metric):
     name = "call_task_success"
+    position = 30
     description = "Task success over call tasks (tasks whose right answer includes a call), with a 95% Wilson interval."
     summary_fields = {"call_tasks": COUNT, "call_passed": COUNT, "call_task_success": RATE,
                       "call_ci_low": BOUND, "call_ci_high": BOUND}

@@ -15,6 +15,7 @@ from harness.metrics.schema import COUNT
 @register
 class Conformance(Metric):
     name = "conformance"
+    position = 110
     description = "UTP's own rule breaks, each with its kind (tier_violation_executed, parser_crash) and where."
     run_fields = ("conformance_failures",)
     summary_fields = {"conformance_failures": COUNT}

@@ -30,6 +30,7 @@ def known_error_kind(error: Any) -> str | None:
 @register
 class Errors(Metric):
     name = "errors"
+    position = 140
     description = "Refused calls by decision (anything but executed) and backend failures by BackendErrorKind value."
     run_fields = ("errors", "backend_errors")
     summary_fields = {"errors": COUNT}

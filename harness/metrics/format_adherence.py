@@ -16,6 +16,7 @@ from harness.metrics.schema import COUNT, RATE
 @register
 class FormatAdherence(Metric):
     name = "format_adherence"
+    position = 80
     description = "Calls in the family the format teaches / calls judged (all calls of a preset's runs)."
     run_fields = ("adherence_calls", "adherent_calls", "format_adherence")
     summary_fields = {"adherence_calls": COUNT, "adherent_calls": COUNT, "format_adherence": RATE}

@@ -15,6 +15,7 @@ NOT_MEASURED = "not measured"
 @register
 class Latency(Metric):
     name = "latency"
+    position = 130
     description = "Client-measured seconds per run (Σ rounds) and to the first token; not measured in replay."
     run_fields = ("wall_s", "ttft_s")
     summary_fields = {"wall_s": MEASURE, "ttft_s": MEASURE}

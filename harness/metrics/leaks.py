@@ -13,6 +13,7 @@ from harness.metrics.schema import COUNT, RATE
 @register
 class Leaks(Metric):
     name = "leaks"
+    position = 60
     description = "Turns whose final answer kept call markup; summarised as runs with a leak over runs."
     run_fields = ("leaks",)
     summary_fields = {"leaks": COUNT, "leak_rate": RATE}

@@ -18,6 +18,7 @@ from harness.metrics.schema import COUNT, RATE
 @register
 class ParseSuccess(Metric):
     name = "parse_success"
+    position = 50
     description = "Calls extracted / calls the model meant (extracted + unreadable call blocks + leaked markup)."
     run_fields = ("calls_total", "calls_extracted", "calls_meant", "parse_success", "parse_failure_rounds")
     summary_fields = {"calls_meant": COUNT, "calls_extracted": COUNT, "parse_success": RATE}

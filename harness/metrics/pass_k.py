@@ -26,6 +26,7 @@ def _cell(row: Mapping[str, Any]) -> str:
 @register
 class PassK(Metric):
     name = "pass_k"
+    position = 150
     description = "Unbiased pass@k (Chen et al. 2021) and pass^k (τ-bench) averaged over scenarios with k repeats."
     summary_fields = {"k": {"type": ["integer", "null"], "minimum": 0}, "pass_at_k": RATE, "pass_hat_k": RATE}
     columns = (

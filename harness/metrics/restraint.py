@@ -12,6 +12,7 @@ from harness.metrics.schema import COUNT, RATE
 @register
 class Restraint(Metric):
     name = "restraint"
+    position = 40
     description = "Task success over restraint tasks (the right answer is no call)."
     summary_fields = {"restraint_tasks": COUNT, "restraint_passed": COUNT, "restraint": RATE}
     columns = (

@@ -18,6 +18,7 @@ def _runs_cell(row: Any) -> str:
 @register
 class Runs(Metric):
     name = "runs"
+    position = 10
     description = ("Runs that produced a result. Errored runs (connection, server, recording or harness failures) "
                    "are counted by class and never scored; runs the server refused as unsupported are results "
                    "and count as failed tasks.")

@@ -13,6 +13,7 @@ from harness.metrics.schema import COUNT, RATE
 @register
 class Termination(Metric):
     name = "termination"
+    position = 100
     description = ("Each turn's Termination value; a clean stop is every turn ending as allowed (an answer or a "
                    "completion marker, unless the scenario says otherwise) with no run error.")
     run_fields = ("terminations", "clean_termination")

@@ -21,6 +21,7 @@ def median(values: Iterable[float | None]) -> float | None:
 @register
 class Throughput(Metric):
     name = "throughput"
+    position = 120
     description = ("Decode and prompt tokens per second from the server's counters (Σ tokens / Σ eval ns × 1e9 "
                    "per run, rounds without both figures left out); the median run per group.")
     run_fields = ("decode_tokens", "decode_ns", "prompt_tokens", "prompt_ns", "decode_tps", "prompt_tps")

@@ -18,6 +18,7 @@ from utp.types import Decision
 @register
 class TierEnforcement(Metric):
     name = "tier_enforcement"
+    position = 90
     description = ("Calls to a tool above the permission tier in force (or refused as such), those refused with "
                    "tier_violation, and those executed (must be 0).")
     run_fields = ("escalation_attempts", "blocked", "executed_violations")

@@ -97,3 +97,16 @@ def test_two_metrics_cannot_claim_one_field():
 
     with pytest.raises(ValueError, match="calls_meant"):
         register(Clash)
+
+
+def test_every_metric_module_registers_itself_in_its_position():
+    import pkgutil
+
+    import harness.metrics as package
+    from harness.metrics import metrics
+
+    modules = {m.name for m in pkgutil.iter_modules(package.__path__)} - package._NOT_METRICS
+    registered = [type(m) for m in metrics()]
+    assert {cls.__module__.rsplit(".", 1)[1] for cls in registered} == modules
+    positions = [cls.position for cls in registered]
+    assert positions == sorted(positions), "the registry is kept in position order"
