@@ -21,7 +21,7 @@ import httpx
 from harness import provenance as provenance_mod
 from harness.cassettes import Cassette, CassetteError, CassetteMismatch, CassetteMissing, CassetteTransport, new_header
 from harness.fixtures import build_registry
-from harness.metrics import judge, score_run
+from harness.metrics import judge, scores_for
 from harness.outcomes import Outcome, classify
 from harness.progress import Progress
 from harness.records import RECORD_SCHEMA, append_record, completed_keys, is_done, model_slug
@@ -412,7 +412,7 @@ class Runner:
             record["scores"] = {}
             return record
         try:
-            record["scores"] = score_run(record, scenario)
+            record["scores"] = scores_for(record, scenario)
         except Exception as exc:  # a scoring bug must not lose the run; reports score again
             record["scores"] = {"scoring_error": f"{type(exc).__name__}: {exc}"}
         return record

@@ -35,6 +35,7 @@ from harness.metrics.base import (
     register,
     unregister,
 )
+from harness.metrics.cache import cached_scores
 from harness.metrics.judge import SCORER_VERSION, RunJudgement, judge
 from harness.metrics.markup import find_leak, leak_triggers
 from harness.metrics.turns import CLEAN_TERMINATIONS
@@ -43,7 +44,7 @@ from harness.runrecord import RunRecord
 from harness.scenarios import Scenario
 
 #: modules of this package that hold the machinery, not a metric
-_NOT_METRICS = frozenset({"base", "judge", "markup", "schema", "turns"})
+_NOT_METRICS = frozenset({"base", "cache", "judge", "markup", "schema", "turns"})
 
 
 def _register_all() -> None:
@@ -68,6 +69,12 @@ def score_run(
     for metric in REGISTRY.values():
         scores.update(metric.score(run))
     return scores
+
+
+def scores_for(record: Mapping[str, Any], scenario: Scenario | None = None) -> dict[str, Any]:
+    """:func:`score_run` with the leak triggers of the registered families, computed once per process
+    for the same record, scenario and metric versions (see :mod:`harness.metrics.cache`)."""
+    return cached_scores(record, scenario, score_run)
 
 
 def _scores(record: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -131,6 +138,7 @@ __all__ = [
     "metrics_version",
     "register",
     "score_run",
+    "scores_for",
     "summarise",
     "summary_fields",
     "unregister",

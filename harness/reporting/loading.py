@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import records as run_files
-from harness.metrics import SCORER_VERSION, score_run
+from harness.metrics import SCORER_VERSION, scores_for
 from harness.records import model_slug
 from harness.runrecord import RecordError
 from utp.fileio import write_text_atomic
@@ -95,13 +95,13 @@ def ensure_scores(
         stale = not isinstance(stored, dict) or stored.get("scorer_version") != SCORER_VERSION
         same_hash = scenario is not None and record.get("scenario_hash") in (None, scenario.scenario_hash)
         if scenario is not None and (same_hash or stale):
-            record = {**record, "scores": score_run(record, scenario)}
+            record = {**record, "scores": scores_for(record, scenario)}
         elif not isinstance(stored, dict) or "scorer_version" not in stored:
             # never scored, or the runner's scorer failed: the scenario-free figures at least
-            record = {**record, "scores": score_run(record, None)}
+            record = {**record, "scores": scores_for(record, None)}
         elif scenario is not None:
             # kept as scored against the scenario the model saw; a metric added since fills in its own fields
-            record = {**record, "scores": {**score_run(record, scenario), **stored}}
+            record = {**record, "scores": {**scores_for(record, scenario), **stored}}
         out.append(dict(record))
     return out
 
