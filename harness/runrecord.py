@@ -16,7 +16,6 @@ round trip.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -294,10 +293,6 @@ class RunRecord(_Typed):
     @property
     def replayed(self) -> bool:
         return self.mode == "replay"
-
-    def with_scores(self, scores: Mapping[str, Any]) -> "RunRecord":
-        keys = self.keys if (not self.keys or "scores" in self.keys) else (*self.keys, "scores")
-        return dataclasses.replace(self, scores=dict(scores), keys=keys, extra=self.extra)
 
 
 def parse_tier(value: Any, default: ToolTier = ToolTier.CRAWL) -> ToolTier:

@@ -41,7 +41,7 @@ from harness.metrics.markup import find_leak, leak_triggers
 from harness.metrics.turns import CLEAN_TERMINATIONS
 from harness.outcomes import Outcome, errored_by_class, outcome_of, results_only
 from harness.runrecord import RunRecord
-from harness.scenarios import Scenario
+from harness.scenario_model import Scenario
 
 #: modules of this package that hold the machinery, not a metric
 _NOT_METRICS = frozenset({"base", "cache", "judge", "markup", "schema", "turns"})

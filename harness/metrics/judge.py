@@ -17,7 +17,7 @@ from typing import Any
 from harness.metrics.markup import PARSER_CRASH, find_leak, leak_triggers
 from harness.metrics.turns import CLEAN_TERMINATIONS, TurnCall, judge_turn
 from harness.runrecord import CallRecord, Diagnostic, RoundRecord, RunRecord, TurnRecord, parse_tier
-from harness.scenarios import Scenario
+from harness.scenario_model import Scenario
 from utp.formats import PRESETS, FormatBundle
 from utp.types import Decision, DiagnosticKind, ToolTier
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.matching import Actual, Expected, match_calls
 from harness.runrecord import CallRecord, TurnRecord
-from harness.scenarios import ExpectedCall, Expectation, FinalCheck
+from harness.scenario_model import ExpectedCall, Expectation, FinalCheck
 from utp.types import Decision
 
 #: terminations that mean "the turn ended because the work was done"
