@@ -36,7 +36,6 @@ import importlib.metadata
 import importlib.util
 import json
 import random
-import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,14 +45,7 @@ from typing import Any
 import yaml
 
 from utp.fileio import write_text_atomic
-from harness.bfcl_schema import (  # noqa: F401  (moved there; importers may use these names from here)
-    TOOL_NAME_RE,
-    BFCL_TYPES,
-    BfclError,
-    to_json_schema,
-    tool_parameters,
-    tool_name,
-)
+from harness.bfcl_schema import BFCL_TYPES, BfclError, to_json_schema, tool_parameters, tool_name
 
 PACKAGE = "bfcl_eval"
 DISTRIBUTION = "bfcl-eval"

@@ -28,17 +28,12 @@ from typing import Any
 
 import httpx
 
-from harness.cassette_file import (  # noqa: F401  (moved there; importers may use these names from here)
+from harness.cassette_file import (
     CASSETTE_VERSION,
     MODES,
-    SECRET_HEADERS,
-    REDACTED,
-    MIN_SECRET_CHARS,
     HOP_HEADERS,
-    CassetteError,
     CassetteMismatch,
     CassetteMissing,
-    is_secret_header,
     redact_headers,
     secret_values,
     redact_values,
@@ -46,7 +41,6 @@ from harness.cassette_file import (  # noqa: F401  (moved there; importers may u
     request_hash,
     request_path,
     Cassette,
-    new_header,
 )
 
 

@@ -95,8 +95,14 @@ def _delegate(module: str, attribute: str, argv: Sequence[str]) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from harness.runner import (
-        DEFAULT_OPTIONS, QUICK_FORMATS, RunnerConfig, recorded_formats, recorded_repeats, resolve_formats, run_matrix,
+    from harness.runner import run_matrix
+    from harness.runplan import (
+        DEFAULT_OPTIONS,
+        QUICK_FORMATS,
+        RunnerConfig,
+        recorded_formats,
+        recorded_repeats,
+        resolve_formats,
     )
 
     if args.record and args.replay:
@@ -156,7 +162,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def _eval_models(args: argparse.Namespace, cassette_dir: Path, host: str) -> tuple[list[str], str, bool]:
     """(models, mode, only what the cassettes hold): the named models, or with none every recorded one, replayed."""
-    from harness.runner import recorded_models
+    from harness.runplan import recorded_models
 
     models = split_models(args.model)
     mode = "record" if args.record else "replay" if args.replay else "live"
@@ -192,7 +198,7 @@ def _check_eval_numbers(args: argparse.Namespace) -> None:
 
 def _eval_suites(args: argparse.Namespace, quick: bool) -> list[Any]:
     """The suites selected by --suite (``all``: every one; none named: the quick default), cut to --limit."""
-    from harness.runner import QUICK_SUITES
+    from harness.runplan import QUICK_SUITES
     from harness.scenarios import SCENARIOS_ROOT, load_suites
 
     selectors = [s for value in args.suite or [] for s in value.split(",") if s.strip()]
@@ -405,8 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from harness.cassettes import CassetteError
-    from harness.runner import HostUnreachable, RunnerError
+    from harness.cassette_file import CassetteError
+    from harness.runplan import HostUnreachable, RunnerError
     from harness.scenarios import ScenarioError
 
     argv = list(sys.argv[1:] if argv is None else argv)

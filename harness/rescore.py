@@ -109,7 +109,8 @@ def replay_recorded(model: str, cassette_dir: Path, scratch: Path) -> list[dict[
     cassette that cannot be replayed or a conformance failure stops the
     re-scoring, since the replay would not be the recorded run.
     """
-    from harness.runner import RunnerConfig, recorded_formats, recorded_repeats, run_matrix
+    from harness.runner import run_matrix
+    from harness.runplan import RunnerConfig, recorded_formats, recorded_repeats
     from harness.scenarios import load_suites
 
     formats = recorded_formats(cassette_dir, [model])

@@ -19,42 +19,29 @@ from typing import Any
 import httpx
 
 from harness import provenance as provenance_mod
-from harness.cassettes import Cassette, CassetteError, CassetteMismatch, CassetteMissing, CassetteTransport, new_header
+from harness.cassettes import CassetteTransport
+from harness.cassette_file import CassetteError, CassetteMismatch, CassetteMissing, new_header
 from harness.fixtures import build_registry
 from harness.metrics import judge, scores_for
 from harness.outcomes import Outcome, classify
 from harness.progress import Progress
 from harness.records import RECORD_SCHEMA, append_record, completed_keys, is_done, model_slug
-from harness.scenarios import Scenario, Suite
+from harness.scenario_model import Scenario, Suite
 from utp.backends.deadline import SharedPool
 from utp.formats import get_preset
 from utp.negotiator import negotiated_for
 from utp.types import Decision
-from harness.runplan import (  # noqa: F401  (moved there; importers may use these names from here)
-    DEFAULT_OPTIONS,
+from harness.runplan import (
     PROVENANCE_CASSETTE,
-    QUICK_FORMATS,
-    QUICK_SUITES,
-    MODES,
     CASSETTE_MODES,
-    RunnerError,
     HostUnreachable,
     FATAL_PROVENANCE_ERRORS,
     check_models,
-    canonical_model,
-    resolve_formats,
     cassette_path,
-    recorded_models,
-    recorded_formats,
-    recorded_repeats,
     recorded_request_settings,
     cassette_scenario_hash,
     RunnerConfig,
     RunSpec,
-    EXIT_OK,
-    EXIT_CONFORMANCE,
-    EXIT_ERRORED,
-    EXIT_CASSETTES,
     EvalResult,
     EvalStopped,
     FailureStreak,

@@ -17,11 +17,11 @@ from typing import Any
 
 import httpx
 
-from harness.cassettes import Cassette
+from harness.cassette_file import Cassette
 from harness.outcomes import ADVICE, ERROR_CLASSES, HOST_FATAL_KINDS, ErrorClass, Outcome, classify
 from harness.records import RunKey, model_slug
 from utp.backends.deadline import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_RESPONSE_DEADLINE_S
-from harness.scenarios import Scenario, Suite
+from harness.scenario_model import Scenario, Suite
 from utp.formats import PRESETS
 
 

@@ -10,11 +10,9 @@ and a half-valid matrix must never produce half a report.
 
 from __future__ import annotations
 
-import enum
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -24,18 +22,15 @@ import yaml
 
 from utp.types import Tool, ToolTier
 from utp.validation import format_path as format_argument_path
-from harness.scenario_model import (  # noqa: F401  (moved there; importers may use these names from here)
+from harness.scenario_model import (
     FixtureSpec,
     ToolSpec,
     ExpectedCall,
     FinalCheck,
     Expectation,
     Turn,
-    TaskKind,
-    task_kind_of,
     Scenario,
     Suite,
-    FILE_KIND_WORDS,
     UNKNOWN_FILE_KIND,
     file_kind_for,
     DEFAULT_TIER,

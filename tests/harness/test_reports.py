@@ -18,7 +18,7 @@ from harness.reporting.jsonreport import load_schema
 from harness.reporting.loading import ReportError, load_records
 from harness.reporting.text import fenced, truncate_middle
 from harness.reporting.verdict import build_verdict
-from harness.scenarios import Expectation, ExpectedCall, FinalCheck, FixtureSpec, Scenario, ToolSpec, Turn
+from harness.scenario_model import Expectation, ExpectedCall, FinalCheck, FixtureSpec, Scenario, ToolSpec, Turn
 from harness.metrics import score_run
 from utp.types import Tool, ToolTier
 

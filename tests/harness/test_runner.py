@@ -22,16 +22,8 @@ from harness.records import (
     read_records,
     results_path,
 )
-from harness.runner import (
-    RunnerConfig,
-    RunnerError,
-    cassette_path,
-    canonical_model,
-    executed_violations,
-    recorded_models,
-    resolve_formats,
-    run_matrix,
-)
+from harness.runner import executed_violations, run_matrix
+from harness.runplan import RunnerConfig, RunnerError, cassette_path, canonical_model, recorded_models, resolve_formats
 from harness.scenarios import load_suites
 from tests.harness.conftest import EXAMPLES, scripted_model
 from tests.support.scripted_server import ScriptedServer, Turn, closed_port_url, turn_from_callable

@@ -8,15 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.scenarios import (
-    Expectation,
-    ExpectedCall,
-    FinalCheck,
-    FixtureSpec,
-    Scenario,
-    ToolSpec,
-    Turn,
-)
+from harness.scenario_model import Expectation, ExpectedCall, FinalCheck, FixtureSpec, Scenario, ToolSpec, Turn
 from harness.metrics import find_leak, leak_triggers, score_run
 from utp.types import Tool, ToolTier
 

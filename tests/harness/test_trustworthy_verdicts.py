@@ -21,7 +21,8 @@ from harness.cli import main
 from harness.outcomes import Outcome, classify
 from harness.records import completed_keys, read_records, results_path
 from harness.reporting.jsonreport import model_report
-from harness.runner import RunnerConfig, cassette_path, run_matrix
+from harness.runner import run_matrix
+from harness.runplan import RunnerConfig, cassette_path
 from harness.scenarios import load_suites
 from harness.metrics import SCORER_VERSION
 from harness.tuning import model_choices
