@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.outcomes import mostly_errored
+from harness.reporting.constraint import constraint_lift
 from harness.reporting.text import counted_rate, number
 from harness.stats import earned_recommendation, intervals_overlap, rank_formats
 from utp.formats import PRESETS
@@ -182,6 +183,9 @@ def build_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
     content_only = content_only_sentence(report)
     if content_only:
         sentences.append(content_only)
+    lift = constraint_lift(report["formats"])
+    if lift is not None:
+        sentences.append(lift.sentence())
     if tiers != "violated":
         sentences.append(tier_text)
     conformance = len(report.get("conformance") or [])
@@ -203,4 +207,5 @@ def build_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
         "intervals_overlap": overlap,
         "native_tools": native,
         "tier_enforcement": tiers,
+        "constraint_lift": lift.as_dict() if lift is not None else None,
     }
