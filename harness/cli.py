@@ -106,18 +106,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UsageError("--record and --replay exclude each other (record talks to the model, replay never does)")
     models = split_models(args.model)
     cassette_dir = Path(args.cassette_dir)
-    host = normalise_host(args.host or os.environ.get("OLLAMA_HOST"))
+    # --host names every model's server; without it each backend reads its own variable
+    # (OLLAMA_HOST for Ollama, OPENAI_BASE_URL for openai:)
+    host = normalise_host(args.host) if args.host else None
     mode = "record" if args.record else "replay" if args.replay else "live"
     only_recorded = False
     if not models:
         models = recorded_models(cassette_dir)
         if args.record:
             raise UsageError("--record needs a model: name one with --model (e.g. --model llama3.2:3b)")
-        version = probe_ollama(host)
+        ollama = host or normalise_host(os.environ.get("OLLAMA_HOST"))
+        version = probe_ollama(ollama)
         if version:
-            _say(f"Ollama {version} answers at {host}; name a model with --model (MODEL=...) to evaluate it live.")
+            _say(f"Ollama {version} answers at {ollama}; name a model with --model (MODEL=...) to evaluate it live.")
         else:
-            _say(f"Ollama at {host} not reachable: replay only.")
+            _say(f"Ollama at {ollama} not reachable: replay only.")
         if importlib.util.find_spec("llama_cpp") is not None:
             _say("llama-cpp-python is installed: `make eval MODEL=local:smollm2-135m` runs the embedded model live.")
         if not models:
@@ -353,7 +356,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("eval", help="run the scenario matrix (live, recording or replaying cassettes)")
     ev.add_argument("--model", action="append", help="model spec (repeatable or comma list): NAME, ollama:NAME, openai:NAME, local:NAME (an embedded model), llamacpp:NAME (that model behind llama-server)")
-    ev.add_argument("--host", help="server URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
+    ev.add_argument("--host", help="server URL for every model (default: $OLLAMA_HOST or http://127.0.0.1:11434; "
+                                   "openai: models $OPENAI_BASE_URL)")
     ev.add_argument("--formats", help="comma list of format presets, or 'all' (default: a quick handful; see `utp formats`)")
     ev.add_argument("--suite", action="append",
                     help="suite ids, files or directories, or 'all' (default: core; with --formats: every suite)")

@@ -54,7 +54,7 @@ class HostUnreachable(RunnerError):
 
 #: provenance failures that would fail every run of a model the same way: stop early, say why
 FATAL_PROVENANCE_ERRORS = {
-    "connect_error": "is the server running? (set --host / OLLAMA_HOST, or replay with --replay)",
+    "connect_error": "is the server running? (set --host, or OLLAMA_HOST / OPENAI_BASE_URL for openai: models; or replay with --replay)",
     "model_not_found": "pull the model first (e.g. `ollama pull NAME`) or check its name",
     "not_installed": "install the embedded backend with `make local-models`",
 }
@@ -512,7 +512,7 @@ class Runner:
         if not _is_managed(model):
             # a replay's host answers nothing: the cassette says where the recording was made
             replayed_from = transport.header.get("host") if isinstance(transport, CassetteTransport) else None
-            prov["host"] = replayed_from if transports.mode == "none" else self.config.host
+            prov["host"] = replayed_from if transports.mode == "none" else getattr(backend, "base_url", None) or self.config.host
         unreachable = [k for k in prov.get("error_kinds", []) if k in FATAL_PROVENANCE_ERRORS]
         if unreachable and transports.mode != "none":
             message = prov["errors"][-1]  # a backend that already says which `make` target fixes it gets no second hint
