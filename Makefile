@@ -77,7 +77,7 @@ bench: $(STAMP)
 eval: $(STAMP)
 	@$(BIN)/utp eval \
 		$(if $(MODEL),--model '$(MODEL)') \
-		$(if $(OLLAMA_HOST),--host '$(OLLAMA_HOST)') \
+		$(if $(filter command line,$(origin OLLAMA_HOST)),--host '$(OLLAMA_HOST)') \
 		$(if $(FORMATS),--formats '$(FORMATS)') \
 		$(if $(SUITE),--suite '$(SUITE)') \
 		$(if $(REPEATS),--repeats '$(REPEATS)') \
