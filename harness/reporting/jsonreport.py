@@ -53,6 +53,8 @@ def _provenance(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     engines: set[str] = set()
     versions: set[str] = set()
     digests: set[str] = set()
+    templates: set[str] = set()
+    parsers: set[str] = set()
     hardware: set[str] = set()
     options: dict[str, Any] = {}
     dates: list[str] = []
@@ -70,6 +72,10 @@ def _provenance(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             versions.add(str(version))
         if info.get("digest"):
             digests.add(str(info["digest"]))
+        if info.get("template_hash"):
+            templates.add(str(info["template_hash"]))
+        if info.get("parser"):
+            parsers.add(str(info["parser"]))
         if prov.get("hardware"):
             hardware.add(str(prov["hardware"]))
         if prov.get("options"):
@@ -84,6 +90,8 @@ def _provenance(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "engines": sorted(engines),
         "server_versions": sorted(versions),
         "model_digests": sorted(digests),
+        "template_hashes": sorted(templates),
+        "server_tool_parsers": sorted(parsers),
         "hardware": sorted(hardware),
         "options": [options[k] for k in sorted(options)],
         "modes": dict(sorted(modes.items())),

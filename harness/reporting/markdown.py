@@ -93,6 +93,8 @@ def _provenance_lines(report: Mapping[str, Any]) -> list[str]:
     return [
         f"- Engine: {listed(prov['engines'])}, version {listed(prov['server_versions'])}",
         f"- Model digest: {listed(prov['model_digests'])}",
+        f"- Chat template sha256: {listed(prov.get('template_hashes') or [])}",
+        f"- Server's tool-call parser: {listed(prov.get('server_tool_parsers') or [])}",
         f"- Options: {options}",
         f"- Hardware: {listed(prov['hardware'])}",
         f"- Dates: {span}",
