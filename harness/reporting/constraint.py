@@ -12,12 +12,13 @@ has no call tasks.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from harness.reporting.text import counted_rate
-from harness.stats import rank_formats, wilson_interval
+from harness.stats import rank_formats, summarise, wilson_interval
 from utp.formats import PRESETS
 
 
@@ -67,7 +68,7 @@ class ConstraintLift:
             f"{self.constrained} {counted_rate(self.constrained_passed, self.constrained_tasks)} against "
             f"{self.free_form} {counted_rate(self.free_form_passed, self.free_form_tasks)}, the best free-form preset"
         )
-        span = f"{_points(self.lift)} points [{_points(self.low)}, {_points(self.high)}]"
+        span = f"{signed_points(self.lift)} points [{signed_points(self.low)}, {signed_points(self.high)}]"
         if self.significant and self.lift > 0:
             verdict = f"Constraining helps this model: {span} on call tasks ({figures})."
         elif self.significant:
@@ -92,7 +93,7 @@ class ConstraintLift:
         }
 
 
-def _points(share: float) -> str:
+def signed_points(share: float) -> str:
     """``+12``, ``-8``, ``0``: percentage points with their sign."""
     value = round(share * 100)
     return f"{value:+d}" if value else "0"
@@ -103,15 +104,29 @@ def lift_cell(lift: Mapping[str, Any] | None) -> str:
     if not lift:
         return "not measured"
     low, high = lift["lift_ci"]
-    return f"{_points(lift['lift'])} points [{_points(low)}, {_points(high)}] vs {lift['free_form']}"
+    return f"{signed_points(lift['lift'])} points [{signed_points(low)}, {signed_points(high)}] vs {lift['free_form']}"
 
 
-def constraint_lift(rows: Sequence[Mapping[str, Any]]) -> ConstraintLift | None:
-    """The best constrained preset's lift over the best free-form one, or None when either is unmeasured."""
-    ranked = [r for r in rank_formats(rows) if int(r.get("call_tasks") or 0) > 0]
-    constrained = next((r for r in ranked if is_constrained(str(r["format"]))), None)
-    free_form = next((r for r in ranked if not is_constrained(str(r["format"]))), None)
-    if constrained is None or free_form is None:
+def constraint_lift(records: Sequence[Mapping[str, Any]]) -> ConstraintLift | None:
+    """The best constrained preset's lift over the best free-form one, on the same scenarios.
+
+    Both sides count only the scenarios the constrained preset was run on (a
+    constrained recording of the core suites is not compared with a free-form
+    figure pooled over BFCL too); the free-form side is the preset that does
+    best there. None when either side has no call task.
+    """
+    by_format: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for record in records:
+        by_format[str(record.get("format"))].append(record)
+    constrained_rows = [_row(name, runs) for name, runs in by_format.items() if is_constrained(name)]
+    constrained = next((r for r in rank_formats(constrained_rows) if r["call_tasks"]), None)
+    if constrained is None:
+        return None
+    scenarios = {_scenario_key(r) for r in by_format[constrained["format"]]}
+    free_rows = [_row(name, [r for r in runs if _scenario_key(r) in scenarios])
+                 for name, runs in by_format.items() if not is_constrained(name)]
+    free_form = next((r for r in rank_formats(free_rows) if r["call_tasks"]), None)
+    if free_form is None:
         return None
     passed_c, tasks_c = int(constrained["call_passed"]), int(constrained["call_tasks"])
     passed_f, tasks_f = int(free_form["call_passed"]), int(free_form["call_tasks"])
@@ -120,4 +135,13 @@ def constraint_lift(rows: Sequence[Mapping[str, Any]]) -> ConstraintLift | None:
                           lift, low, high)
 
 
-__all__ = ["ConstraintLift", "constraint_lift", "is_constrained", "lift_cell", "newcombe_difference"]
+def _scenario_key(record: Mapping[str, Any]) -> tuple[str, str]:
+    return (str(record.get("suite")), str(record.get("scenario")))
+
+
+def _row(name: str, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One format's figures over these records, as the reports' format rows compute them."""
+    return {"format": name, **summarise(records)}
+
+
+__all__ = ["ConstraintLift", "constraint_lift", "is_constrained", "lift_cell", "newcombe_difference", "signed_points"]

@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from harness.outcomes import errored_by_class, results_only
+from harness.reporting.constraint import constraint_lift
 from harness.reporting.loading import model_slug
 from harness.reporting.text import truncate_middle
 from harness.reporting.verdict import build_verdict, sources_summary
@@ -236,6 +237,8 @@ def model_report(model: str, records: Sequence[Mapping[str, Any]], synthetic_exc
         "failure_counts": failure_counts,
         "failures": failures,
     }
+    lift = constraint_lift(records)
+    report["constraint_lift"] = lift.as_dict() if lift is not None else None
     report["verdict"] = build_verdict(report)
     return report
 

@@ -176,7 +176,7 @@ def render_index_markdown(reports: Sequence[Mapping[str, Any]], excluded: Mappin
               counted_rate(r["verdict"]["best_call_passed"], r["verdict"]["best_call_tasks"],
                            *(r["verdict"]["best_ci"] or [None, None])),
               r["verdict"]["runner_up"] or DASH, plain(r["verdict"]["native_tools"]), plain(r["verdict"]["tier_enforcement"]),
-              lift_cell(r["verdict"].get("constraint_lift")), str(r["sources"]["runs"]), str(r["sources"]["errored"])]
+              lift_cell(r.get("constraint_lift")), str(r["sources"]["runs"]), str(r["sources"]["errored"])]
              for r in reports],
         ), ""]
         out += ["## All models × formats", "", "Best first within each model. " + COLUMN_DEFINITIONS, ""]

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.reporting.constraint import constraint_lift, newcombe_difference
-from harness.reporting.verdict import build_verdict
+from harness.reporting.constraint import constraint_lift, lift_cell, newcombe_difference
+from harness.reporting.jsonreport import model_report
+from harness.scoring import SCORER_VERSION
 
 
 @pytest.mark.parametrize(
@@ -35,58 +36,60 @@ def test_newcombe_needs_trials_on_both_sides() -> None:
         newcombe_difference(0, 0, 3, 10)
 
 
-def _row(name: str, passed: int, tasks: int) -> dict:
-    return {"format": name, "call_passed": passed, "call_tasks": tasks, "call_task_success": passed / tasks if tasks else None,
-            "restraint": None, "parse_success": None, "decode_tps": None}
+def _record(fmt: str, scenario: str, ok: bool, suite: str = "core/x", kind: str = "call") -> dict:
+    return {
+        "schema": 1, "model": "m", "format": fmt, "suite": suite, "scenario": scenario, "repeat": 0,
+        "mode": "record", "synthetic": False, "provenance": {}, "turns": [], "error": None,
+        "scores": {"scorer_version": SCORER_VERSION, "task_success": ok, "task_kind": kind, "calls_extracted": 1,
+                   "calls_meant": 1, "errors": {}, "backend_errors": {}, "conformance_failures": [],
+                   "clean_termination": True},
+    }
+
+
+def _runs(fmt: str, passed: int, tasks: int, suite: str = "core/x") -> list[dict]:
+    return [_record(fmt, f"call-{i}", i < passed, suite) for i in range(tasks)]
 
 
 def test_lift_is_over_the_best_free_form_preset_not_the_first() -> None:
-    rows = [_row("prompt-json", 3, 39), _row("constrained-json", 20, 39), _row("prompt-hermes", 12, 39)]
-    lift = constraint_lift(rows)
+    records = _runs("prompt-json", 3, 39) + _runs("constrained-json", 20, 39) + _runs("prompt-hermes", 12, 39)
+    lift = constraint_lift(records)
     assert lift is not None
     assert (lift.constrained, lift.free_form) == ("constrained-json", "prompt-hermes")
     assert lift.lift == pytest.approx(8 / 39)
     assert "+21 points" in lift.sentence()
 
 
+def test_both_sides_count_only_the_scenarios_the_constrained_preset_ran() -> None:
+    # fewshot-json also ran a BFCL suite where it did well; the comparison is on core alone
+    records = _runs("constrained-json", 2, 39) + _runs("fewshot-json", 5, 39) + _runs("fewshot-json", 50, 60, "bfcl/simple")
+    lift = constraint_lift(records)
+    assert lift is not None
+    assert (lift.free_form_passed, lift.free_form_tasks) == (5, 39)
+
+
 def test_a_lift_whose_interval_holds_zero_is_called_no_measurable_difference() -> None:
-    lift = constraint_lift([_row("constrained-json", 2, 39), _row("fewshot-json", 5, 39)])
+    lift = constraint_lift(_runs("constrained-json", 2, 39) + _runs("fewshot-json", 5, 39))
     assert lift is not None and not lift.significant
     assert lift.sentence().startswith("Constraining makes no measurable difference")
     assert "-8 points" in lift.sentence()
 
 
 def test_a_clear_loss_is_stated_as_one() -> None:
-    lift = constraint_lift([_row("constrained-json", 0, 39), _row("prompt-hermes", 12, 39)])
+    lift = constraint_lift(_runs("constrained-json", 0, 39) + _runs("prompt-hermes", 12, 39))
     assert lift is not None and lift.significant and lift.high < 0
     assert lift.sentence().startswith("Constraining hurts this model")
 
 
 def test_no_lift_without_both_sides_measured() -> None:
-    assert constraint_lift([_row("prompt-hermes", 12, 39)]) is None
-    assert constraint_lift([_row("constrained-json", 1, 39), _row("prompt-hermes", 0, 0)]) is None
+    assert constraint_lift(_runs("prompt-hermes", 12, 39)) is None
+    restraint_only = [_record("prompt-hermes", f"call-{i}", True, kind="restraint") for i in range(5)]
+    assert constraint_lift(_runs("constrained-json", 1, 5) + restraint_only) is None
 
 
-def test_the_verdict_carries_the_lift() -> None:
-    report = {
-        "model": "m",
-        "formats": [
-            {**_row("constrained-json", 0, 39), "runs": 44, "call_ci_low": 0.0, "call_ci_high": 0.09},
-            {**_row("prompt-hermes", 12, 39), "runs": 44, "call_ci_low": 0.19, "call_ci_high": 0.46},
-        ],
-        "errors": [],
-        "sources": {"runs": 88, "errored": 0, "summary": "88 runs"},
-    }
-    verdict = build_verdict(report)
-    assert verdict["constraint_lift"]["free_form"] == "prompt-hermes"
-    assert "Constraining hurts this model" in verdict["text"]
-
-
-def test_the_index_table_has_a_constraining_column() -> None:
-    from harness.reporting.constraint import lift_cell
-
-    lift = constraint_lift([_row("constrained-json", 0, 39), _row("prompt-hermes", 12, 39)])
-    assert lift is not None
-    assert lift_cell(lift.as_dict()).startswith("-31 points [")
-    assert lift_cell(lift.as_dict()).endswith("vs prompt-hermes")
+def test_the_report_and_its_verdict_carry_the_lift() -> None:
+    report = model_report("m", _runs("constrained-json", 0, 39) + _runs("prompt-hermes", 12, 39))
+    assert report["constraint_lift"]["free_form"] == "prompt-hermes"
+    assert "Constraining hurts this model" in report["verdict"]["text"]
+    assert lift_cell(report["constraint_lift"]).startswith("-31 points [")
+    assert lift_cell(report["constraint_lift"]).endswith("vs prompt-hermes")
     assert lift_cell(None) == "not measured"
