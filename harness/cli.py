@@ -108,7 +108,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.record and args.replay:
         raise UsageError("--record and --replay exclude each other (record talks to the model, replay never does)")
     cassette_dir = Path(args.cassette_dir)
-    host = normalise_host(args.host or os.environ.get("OLLAMA_HOST"))
+    # --host names every model's server; without it each backend reads its own variable
+    # (OLLAMA_HOST for Ollama, OPENAI_BASE_URL for openai:)
+    host = normalise_host(args.host) if args.host else None
     models, mode, only_recorded = _eval_models(args, cassette_dir, host)
     quick = not only_recorded and not args.formats and not args.suite
     if args.formats:
@@ -160,7 +162,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-def _eval_models(args: argparse.Namespace, cassette_dir: Path, host: str) -> tuple[list[str], str, bool]:
+def _eval_models(args: argparse.Namespace, cassette_dir: Path, host: str | None) -> tuple[list[str], str, bool]:
     """(models, mode, only what the cassettes hold): the named models, or with none every recorded one, replayed."""
     from harness.runplan import recorded_models
 
@@ -172,11 +174,12 @@ def _eval_models(args: argparse.Namespace, cassette_dir: Path, host: str) -> tup
     models = recorded_models(cassette_dir)
     if args.record:
         raise UsageError("--record needs a model: name one with --model (e.g. --model llama3.2:3b)")
-    version = probe_ollama(host)
+    ollama = host or normalise_host(os.environ.get("OLLAMA_HOST"))
+    version = probe_ollama(ollama)
     if version:
-        _say(f"Ollama {version} answers at {host}; name a model with --model (MODEL=...) to evaluate it live.")
+        _say(f"Ollama {version} answers at {ollama}; name a model with --model (MODEL=...) to evaluate it live.")
     else:
-        _say(f"Ollama at {host} not reachable: replay only.")
+        _say(f"Ollama at {ollama} not reachable: replay only.")
     if importlib.util.find_spec("llama_cpp") is not None:
         _say("llama-cpp-python is installed: `make eval MODEL=local:smollm2-135m` runs the embedded model live.")
     if not models:
@@ -372,7 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("eval", help="run the scenario matrix (live, recording or replaying cassettes)")
     ev.add_argument("--model", action="append", help="model spec (repeatable or comma list): NAME, ollama:NAME, openai:NAME, local:NAME (an embedded model), llamacpp:NAME (that model behind llama-server)")
-    ev.add_argument("--host", help="server URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
+    ev.add_argument("--host", help="server URL for every model (default: $OLLAMA_HOST or http://127.0.0.1:11434; "
+                                   "openai: models $OPENAI_BASE_URL)")
     ev.add_argument("--formats", help="comma list of format presets, or 'all' (default: a quick handful; see `utp formats`)")
     ev.add_argument("--suite", action="append",
                     help="suite ids, files or directories, or 'all' (default: core; with --formats: every suite)")

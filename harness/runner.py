@@ -275,7 +275,7 @@ class Runner:
         if not _is_managed(model):
             # a replay's host answers nothing: the cassette says where the recording was made
             replayed_from = transport.header.get("host") if isinstance(transport, CassetteTransport) else None
-            prov["host"] = replayed_from if transports.mode == "none" else self.config.host
+            prov["host"] = replayed_from if transports.mode == "none" else getattr(backend, "base_url", None) or self.config.host
         unreachable = [k for k in prov.get("error_kinds", []) if k in FATAL_PROVENANCE_ERRORS]
         if unreachable and transports.mode != "none":
             message = prov["errors"][-1]  # a backend that already says which `make` target fixes it gets no second hint

@@ -47,7 +47,7 @@ class HostUnreachable(RunnerError):
 
 #: provenance failures that would fail every run of a model the same way: stop early, say why
 FATAL_PROVENANCE_ERRORS = {
-    "connect_error": "is the server running? (set --host / OLLAMA_HOST, or replay with --replay)",
+    "connect_error": "is the server running? (set --host, or OLLAMA_HOST / OPENAI_BASE_URL for openai: models; or replay with --replay)",
     "model_not_found": "pull the model first (e.g. `ollama pull NAME`) or check its name",
     "not_installed": "install the embedded backend with `make local-models`",
 }

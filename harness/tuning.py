@@ -133,6 +133,26 @@ def _records(results_dirs: str | Path | Iterable[str | Path], scenarios_dir: str
     return ensure_scores(records, load_scenarios(scenarios_dir or SCENARIOS_ROOT))
 
 
+def best_presets(
+    model: str,
+    count: int,
+    *,
+    suite_prefix: str = "core/",
+    exclude: Iterable[str] = (),
+    results_dirs: str | Path | Iterable[str | Path] = (DEFAULT_RESULTS_DIR,),
+) -> list[str]:
+    """The model's ``count`` best presets on the suites under ``suite_prefix``, by the rule ``utp tune`` uses.
+
+    What a recording plan asks before spending hours ("record BFCL under the
+    three formats that did best on core"), ranked the same way as the reports.
+    """
+    excluded = set(exclude)
+    records = [r for r in load_records(results_dirs)
+               if r.get("model") == model and str(r.get("suite", "")).startswith(suite_prefix) and r.get("format") not in excluded]
+    records = ensure_scores(records, load_scenarios(SCENARIOS_ROOT))
+    return [str(row["format"]) for row in ranked_formats(records).get(model, [])[:count]]
+
+
 def tune(
     results_dirs: str | Path | Iterable[str | Path] = (DEFAULT_RESULTS_DIR,),
     out_path: str | Path | None = DEFAULT_OUT,

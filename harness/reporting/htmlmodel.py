@@ -179,6 +179,8 @@ def _provenance(report: Mapping[str, Any]) -> str:
     facts = {
         "Engine": f"{listed(prov['engines'])}, version {listed(prov['server_versions'])}",
         "Model digest": listed(prov["model_digests"]),
+        "Chat template sha256": listed(prov.get("template_hashes") or []),
+        "Server's tool-call parser": listed(prov.get("server_tool_parsers") or []),
         "Options": "; ".join(json.dumps(o, sort_keys=True) for o in prov["options"]) or "defaults",
         "Hardware": listed(prov["hardware"]),
         "Dates": span,

@@ -19,6 +19,7 @@ import pandas as pd
 
 from harness.metrics import format_row_schema
 from harness.outcomes import errored_by_class, results_only
+from harness.reporting.constraint import constraint_lift
 from harness.reporting.loading import model_slug
 from harness.reporting.text import truncate_middle
 from harness.reporting.verdict import build_verdict, sources_summary
@@ -55,6 +56,8 @@ def _provenance(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     engines: set[str] = set()
     versions: set[str] = set()
     digests: set[str] = set()
+    templates: set[str] = set()
+    parsers: set[str] = set()
     hardware: set[str] = set()
     options: dict[str, Any] = {}
     dates: list[str] = []
@@ -72,6 +75,10 @@ def _provenance(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             versions.add(str(version))
         if info.get("digest"):
             digests.add(str(info["digest"]))
+        if info.get("template_hash"):
+            templates.add(str(info["template_hash"]))
+        if info.get("parser"):
+            parsers.add(str(info["parser"]))
         if prov.get("hardware"):
             hardware.add(str(prov["hardware"]))
         if prov.get("options"):
@@ -86,6 +93,8 @@ def _provenance(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "engines": sorted(engines),
         "server_versions": sorted(versions),
         "model_digests": sorted(digests),
+        "template_hashes": sorted(templates),
+        "server_tool_parsers": sorted(parsers),
         "hardware": sorted(hardware),
         "options": [options[k] for k in sorted(options)],
         "modes": dict(sorted(modes.items())),
@@ -230,6 +239,8 @@ def model_report(model: str, records: Sequence[Mapping[str, Any]], synthetic_exc
         "failure_counts": failure_counts,
         "failures": failures,
     }
+    lift = constraint_lift(records)
+    report["constraint_lift"] = lift.as_dict() if lift is not None else None
     report["verdict"] = build_verdict(report)
     return report
 

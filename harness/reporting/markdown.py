@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.reporting.constraint import lift_cell
 from harness.reporting.words import column_paragraph, plain
 from harness.reporting.text import DASH, counted_rate, fenced, md_table, number, pct, rate_ci
 from harness.metrics import Cell, Count, CountedRate, Figure, columns
@@ -93,6 +94,8 @@ def _provenance_lines(report: Mapping[str, Any]) -> list[str]:
     return [
         f"- Engine: {listed(prov['engines'])}, version {listed(prov['server_versions'])}",
         f"- Model digest: {listed(prov['model_digests'])}",
+        f"- Chat template sha256: {listed(prov.get('template_hashes') or [])}",
+        f"- Server's tool-call parser: {listed(prov.get('server_tool_parsers') or [])}",
         f"- Options: {options}",
         f"- Hardware: {listed(prov['hardware'])}",
         f"- Dates: {span}",
@@ -163,12 +166,13 @@ def render_index_markdown(reports: Sequence[Mapping[str, Any]], excluded: Mappin
     else:
         out += [md_table(
             ["Model", "Recommended format", "Call tasks [95% CI]", "Runner-up", "Native tools", "Tier enforcement",
-             "Runs", "Errored"],
+             "Constraining: lift [95% CI]", "Runs", "Errored"],
             [[f"[{r['model']}]({r['slug']}/compatibility.md)", r["verdict"]["best_format"] or "none earned",
               counted_rate(r["verdict"]["best_call_passed"], r["verdict"]["best_call_tasks"],
                            *(r["verdict"]["best_ci"] or [None, None])),
               r["verdict"]["runner_up"] or DASH, plain(r["verdict"]["native_tools"]), plain(r["verdict"]["tier_enforcement"]),
-              str(r["sources"]["runs"]), str(r["sources"]["errored"])] for r in reports],
+              lift_cell(r.get("constraint_lift")), str(r["sources"]["runs"]), str(r["sources"]["errored"])]
+             for r in reports],
         ), ""]
         out += ["## All models × formats", "", "Best first within each model. " + column_definitions(), ""]
         shown = [c for c in columns() if c.in_index]
