@@ -110,3 +110,21 @@ def test_every_metric_module_registers_itself_in_its_position():
     assert {cls.__module__.rsplit(".", 1)[1] for cls in registered} == modules
     positions = [cls.position for cls in registered]
     assert positions == sorted(positions), "the registry is kept in position order"
+
+
+def test_each_metric_returns_exactly_the_fields_it_declares():
+    from harness.metrics import judge, metrics
+    from harness.metrics.base import Group
+    from harness.reporting.loading import load_scenarios
+    from harness.scenarios import SCENARIOS_ROOT
+
+    scenarios = load_scenarios(SCENARIOS_ROOT)
+    records = [json.loads(line) for line in next(iter(sorted(RESULTS.glob("*.jsonl")))).read_text(
+        encoding="utf-8").splitlines()[:20]]
+    runs = [judge(r, scenarios.get((r["suite"], r["scenario"]))) for r in records]
+    scores = [score_run(r, scenarios.get((r["suite"], r["scenario"]))) for r in records]
+    for metric in metrics():
+        for run in runs:
+            assert list(metric.score(run)) == list(metric.run_fields), metric.name
+        summary = metric.summarise(Group(records=records, scores=scores))
+        assert list(summary) == list(metric.summary_fields), metric.name
