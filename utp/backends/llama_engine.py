@@ -130,7 +130,9 @@ class EngineCache:
         started = time.perf_counter_ns()
         kwargs: dict[str, Any] = {"model_path": str(path), "n_ctx": n_ctx, "verbose": False}
         if n_threads:
-            kwargs["n_threads"] = n_threads
+            # Ollama's num_thread bounds prompt processing too; llama-cpp-python would
+            # otherwise batch on every core, which starves a second engine on the machine
+            kwargs["n_threads"] = kwargs["n_threads_batch"] = n_threads
         try:
             llama = llama_cpp.Llama(**kwargs)
         except (ValueError, RuntimeError, OSError) as exc:
