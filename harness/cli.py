@@ -249,12 +249,15 @@ def _show_eval_result(args: argparse.Namespace, result: Any, models: Sequence[st
 
 
 def _this_evaluation(results_dir: Path, models: Sequence[str], formats: Sequence[str], suites: Sequence[Any]) -> list[dict[str, Any]]:
-    """Every record of what this command asked for, runs finished in an earlier session (--resume) included."""
+    """Every record of what this command asked for, runs finished in an earlier session (--resume) included,
+    with its scores derived for the summary table (records on disk hold none)."""
     from harness.records import read_records
+    from harness.reporting.loading import ensure_scores
 
-    wanted = {(suite.id, scenario.id) for suite in suites for scenario in suite.scenarios}
-    return [r for r in read_records(results_dir, models=models)
-            if r.get("format") in formats and (r.get("suite"), r.get("scenario")) in wanted]
+    wanted = {(suite.id, scenario.id): scenario for suite in suites for scenario in suite.scenarios}
+    shown = [r for r in read_records(results_dir, models=models)
+             if r.get("format") in formats and (r.get("suite"), r.get("scenario")) in wanted]
+    return ensure_scores(shown, wanted)
 
 
 def _forget_replays(results_dir: Path, models: Sequence[str]) -> None:
@@ -364,7 +367,7 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
     "report": ("harness.reporting", "report_main", "rebuild reports from stored results (no model runs)"),
     "tune": ("harness.tuning", "tune_main", "pick the best format per model from stored results"),
     "import-bfcl": ("harness.bfcl", "main", "convert BFCL data into scenario files"),
-    "rescore": ("harness.rescore", "main", "re-score recorded runs from their cassettes with this UTP (no model runs)"),
+    "rescore": ("harness.rescore", "main", "re-read recorded runs from their cassettes with this UTP (no model runs)"),
 }
 
 

@@ -22,7 +22,7 @@ from harness import provenance as provenance_mod
 from harness.cassettes import CassetteTransport
 from harness.cassette_file import CassetteError, CassetteMismatch, CassetteMissing, new_header
 from harness.fixtures import build_registry
-from harness.metrics import judge, scores_for
+from harness.metrics import judge
 from harness.outcomes import Outcome, classify
 from harness.progress import Progress
 from harness.records import RECORD_SCHEMA, append_record, completed_keys, is_done, model_slug
@@ -234,7 +234,7 @@ class Runner:
                         async with self._write_lock:
                             append_record(self.config.results_dir, record)
                             records.append(record)
-                            failures.extend(_conformance_messages(record))
+                            failures.extend(conformance_messages(record, spec.scenario))
                             progress.advance(record)
                             streak.note(record)
 
@@ -248,8 +248,9 @@ class Runner:
             watcher.cancel()
             progress.close()
         missing = sum(1 for r in records if (r.get("error") or {}).get("kind") == "missing_cassette")
+        scenarios = {(s.scenario.suite, s.scenario.id): s.scenario for s in planned}
         return EvalResult(records, skipped, len(planned), failures, time.perf_counter() - started, missing, self.stale,
-                          stopped)
+                          stopped, scenarios)
 
     async def _provenance(self, model: str, transports: _Transports) -> dict[str, Any]:
         path = Path(self.config.cassette_dir) / model_slug(model) / PROVENANCE_CASSETTE
@@ -309,7 +310,6 @@ class Runner:
             "provenance": {k: v for k, v in prov.items() if k != "errors" or v},
             "turns": [],
             "error": None,
-            "scores": {},
         }
         path = self._cassette(spec)
         transport: Any = None
@@ -321,7 +321,7 @@ class Runner:
             )
         except CassetteError as exc:
             record["error"] = _error("cassette_error", str(exc))
-            return self._score(record, scenario)
+            return record
         options, stream = self.config.options, self.config.stream
         if isinstance(transport, CassetteTransport):
             record["provenance"]["cassette"] = str(path)
@@ -353,7 +353,7 @@ class Runner:
             transport.finish()  # atomic; a run that errored never replaces what was recorded before
         if self.config.mode == "replay":
             _strip_unmeasured(record["turns"])
-        return self._score(record, scenario)
+        return record
 
     async def _conversation(
         self, record: dict[str, Any], spec: RunSpec, backend: Any, model_name: str, options: dict[str, Any], stream: bool
@@ -392,36 +392,31 @@ class Runner:
             if data["termination"] == "backend_error":
                 break  # the server refused; later turns would only repeat the refusal
 
-    def _score(self, record: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
-        """Scores for the screen and the exit code; reports and tuning score again from the records."""
-
-        if classify(record).outcome is Outcome.ERRORED:
-            record["scores"] = {}
-            return record
-        try:
-            record["scores"] = scores_for(record, scenario)
-        except Exception as exc:  # a scoring bug must not lose the run; reports score again
-            record["scores"] = {"scoring_error": f"{type(exc).__name__}: {exc}"}
-        return record
-
 
 # --------------------------------------------------------------------------- conformance
 
 
-def _conformance_messages(record: dict[str, Any]) -> list[str]:
-    """What makes CI fail: UTP itself misbehaved, whatever the model did."""
+def conformance_messages(record: dict[str, Any], scenario: Scenario | None = None) -> list[str]:
+    """What makes CI fail: UTP itself misbehaved, whatever the model did (computed, never stored).
+
+    A finished run is read against its scenario by the metrics' own reading
+    (:func:`harness.metrics.judge`): an out-of-tier call executed, a parser
+    that raised. An errored run, or one that cannot be read, is checked for
+    executed out-of-tier calls alone.
+    """
     where = f"{record['model']} {record['format']} {record['suite']}/{record['scenario']} r{record['repeat']}"
-    out: list[str] = []
-    scores = record.get("scores") or {}
-    for failure in scores.get("conformance_failures") or []:
-        out.append(f"{where}: {failure.get('kind')}: {failure.get('detail')}")
-    if "conformance_failures" not in scores:
-        out.extend(f"{where}: {m}" for m in executed_violations(record))
-    return out
+    if classify(record).outcome is not Outcome.ERRORED:
+        try:
+            failures = judge(record, scenario).conformance_failures
+        except Exception:  # noqa: BLE001 - a reading bug must not lose the run; reports read it again
+            pass
+        else:
+            return [f"{where}: {failure.get('kind')}: {failure.get('detail')}" for failure in failures]
+    return [f"{where}: {m}" for m in executed_violations(record)]
 
 
 def executed_violations(record: dict[str, Any]) -> list[str]:
-    """Out-of-tier calls that ran, read from the record alone (for a run whose scores could not be computed).
+    """Out-of-tier calls that ran, read from the record alone (an errored run, or one that cannot be judged).
 
     The same reading as scoring's (:func:`harness.metrics.judge`), with the
     tools' tiers from the record instead of the scenario.

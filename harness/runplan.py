@@ -226,6 +226,14 @@ class EvalResult:
     stale_cassettes: int = 0
     #: why the eval stopped before running everything (None: it did not)
     stopped: str | None = None
+    #: (suite id, scenario id) → the scenario each run answered (to derive its scores)
+    scenarios: dict[tuple[str, str], Scenario] = field(default_factory=dict)
+
+    def scored(self) -> list[dict[str, Any]]:
+        """The runs' records with their scores derived (:func:`harness.metrics.ensure_scores`); records hold none."""
+        from harness.metrics import ensure_scores
+
+        return ensure_scores(self.records, self.scenarios)
 
     def errored(self) -> list[dict[str, Any]]:
         return [r for r in self.records if classify(r).outcome is Outcome.ERRORED]

@@ -11,7 +11,9 @@ The JSONL on disk is the contract: ``RunRecord.from_dict(d).to_dict() == d``
 for every record, key order included, so committed results read and written
 through these types stay byte-identical. Keys a type does not know are kept
 (in ``extra``) rather than dropped, so an older or newer record survives the
-round trip.
+round trip. Records written before scores were derived still carry a
+``scores`` block: it is one of those kept keys (:attr:`RunRecord.LEGACY`),
+never a field, and no reader trusts it.
 """
 
 from __future__ import annotations
@@ -274,16 +276,16 @@ class RunRecord(_Typed):
     provenance: Mapping[str, Any] | None = None
     turns: tuple[TurnRecord, ...] = ()
     error: Any = None
-    #: what the runner showed on screen when it ran (reports derive their own, see harness.metrics)
-    scores: Mapping[str, Any] | None = None
     outcome: Mapping[str, Any] | None = None
     rescored: Mapping[str, Any] | None = None
     FIELDS: ClassVar[dict[str, Reader]] = {
         "schema": _INT, "model": _name, "format": _name, "suite": _name, "scenario": _name, "repeat": _scalar(int, nullable=False), "scenario_hash": _STR, "mode": _STR,
         "synthetic": _BOOL, "bundle": _OBJECT, "tools": _list_of(ToolEntry), "provenance": _OBJECT,
-        "turns": _list_of(TurnRecord), "error": _ANY, "scores": _OBJECT, "outcome": _OBJECT, "rescored": _OBJECT,
+        "turns": _list_of(TurnRecord), "error": _ANY, "outcome": _OBJECT, "rescored": _OBJECT,
     }
     REQUIRED: ClassVar[tuple[str, ...]] = ("model", "format", "suite", "scenario")
+    #: keys older runners stored and no reader uses: kept in ``extra`` so their lines round-trip byte for byte
+    LEGACY: ClassVar[frozenset[str]] = frozenset({"scores"})
 
     @classmethod
     def of(cls, record: "RunRecord | Mapping[str, Any]") -> "RunRecord":

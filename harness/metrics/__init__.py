@@ -77,6 +77,33 @@ def scores_for(record: Mapping[str, Any], scenario: Scenario | None = None) -> d
     return cached_scores(record, scenario, score_run)
 
 
+def ensure_scores(
+    records: Iterable[Mapping[str, Any]], scenarios: Mapping[tuple[str, str], Scenario] | None = None
+) -> list[dict[str, Any]]:
+    """Copies of ``records``, each with ``scores`` derived from what it recorded; a stored ``scores`` is ignored.
+
+    A record holds what happened; its figures are derived here, every time a
+    report or a tuning profile is built (:func:`harness.metrics.scores_for`,
+    cached by record, scenario hash and metric versions). Records written
+    before the runner stopped storing scores still carry a ``scores`` block
+    on disk: it is replaced, never trusted, so improving a metric updates
+    every report without touching a committed record.
+
+    A record is judged against its scenario when the scenario is known and
+    unchanged since the run (same ``scenario_hash``). A run of a scenario that
+    changed since, or is no longer in the suites, answered a question that is
+    not asked any more: it gets the scenario-free figures (parsing, tiers,
+    throughput, errors) and no task verdict.
+    """
+    out = []
+    for record in records:
+        scenario = (scenarios or {}).get((str(record.get("suite")), str(record.get("scenario"))))
+        if scenario is not None and record.get("scenario_hash") not in (None, scenario.scenario_hash):
+            scenario = None
+        out.append({**record, "scores": scores_for(record, scenario)})
+    return out
+
+
 def _scores(record: Mapping[str, Any]) -> Mapping[str, Any]:
     scores = record.get("scores")
     return scores if isinstance(scores, Mapping) else {}
@@ -130,6 +157,7 @@ __all__ = [
     "SCORER_VERSION",
     "Text",
     "columns",
+    "ensure_scores",
     "find_leak",
     "format_row_schema",
     "judge",

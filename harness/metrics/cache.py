@@ -5,7 +5,8 @@ tuning profile from the same records, each of which scores every run again.
 Scoring is pure, so a run whose record, scenario and metrics are unchanged
 gets the same figures: they are computed once per process and handed out
 again. The key leaves out what a record carries about earlier scoring
-(``scores``, ``rescored``) and its derived ``outcome``.
+(the ``scores`` an older runner stored, ``rescored``) and its derived
+``outcome``; the scores are always computed from the record, never read from it.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from typing import Any
 from harness.metrics.base import metrics_version
 from harness.metrics.judge import SCORER_VERSION
 from harness.metrics.markup import leak_triggers
+from harness.runrecord import RunRecord
 from harness.scenario_model import Scenario
 
-#: keys of a record that are not what happened in the run
-_DERIVED = frozenset({"scores", "rescored", "outcome"})
+#: keys of a record that are not what happened in the run (an older runner's stored scores among them)
+_DERIVED = RunRecord.LEGACY | {"rescored", "outcome"}
 #: runs remembered at most (a full matrix is a few thousand)
 MAX_ENTRIES = 50_000
 

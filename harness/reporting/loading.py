@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import records as run_files
-from harness.metrics import SCORER_VERSION, scores_for
+from harness.metrics import ensure_scores
 from harness.records import model_slug
 from harness.runrecord import RecordError
 from utp.fileio import write_text_atomic
@@ -75,35 +75,6 @@ def load_scenarios(scenarios_dir: str | Path) -> dict[tuple[str, str], Any]:
     if problems:
         raise ReportError("cannot load scenarios:\n" + "\n".join(problems))
     return found
-
-
-def ensure_scores(
-    records: Iterable[Mapping[str, Any]], scenarios: Mapping[tuple[str, str], Any] | None = None
-) -> list[dict[str, Any]]:
-    """Records with current scores: rescored when the scenario is known, else stored scores kept.
-
-    A record whose scenario is known and unchanged (same ``scenario_hash``) is
-    rescored, so improving the scorer and running ``utp report`` updates every
-    report without re-running models. When the scenario changed since the run,
-    the stored score (made against the scenario the model actually saw) is
-    kept unless it comes from an older scorer.
-    """
-    out = []
-    for record in records:
-        scenario = (scenarios or {}).get((str(record.get("suite")), str(record.get("scenario"))))
-        stored = record.get("scores")
-        stale = not isinstance(stored, dict) or stored.get("scorer_version") != SCORER_VERSION
-        same_hash = scenario is not None and record.get("scenario_hash") in (None, scenario.scenario_hash)
-        if scenario is not None and (same_hash or stale):
-            record = {**record, "scores": scores_for(record, scenario)}
-        elif not isinstance(stored, dict) or "scorer_version" not in stored:
-            # never scored, or the runner's scorer failed: the scenario-free figures at least
-            record = {**record, "scores": scores_for(record, None)}
-        elif scenario is not None:
-            # kept as scored against the scenario the model saw; a metric added since fills in its own fields
-            record = {**record, "scores": {**scores_for(record, scenario), **stored}}
-        out.append(dict(record))
-    return out
 
 
 __all__ = [
