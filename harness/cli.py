@@ -235,7 +235,7 @@ def _show_eval_result(args: argparse.Namespace, result: Any, models: Sequence[st
         )
     if result.stopped:
         _say(f"utp: {result.stopped}", err=True)
-    _finish_reports(args, models)
+    _finish_reports(args, models, _scenarios_of(suites))
     _explain_cassette_errors(result)
     if result.conformance_failures:
         _say("Conformance failures (UTP misbehaved, whatever the model did):", err=True)
@@ -254,10 +254,15 @@ def _this_evaluation(results_dir: Path, models: Sequence[str], formats: Sequence
     from harness.records import read_records
     from harness.reporting.loading import ensure_scores
 
-    wanted = {(suite.id, scenario.id): scenario for suite in suites for scenario in suite.scenarios}
+    wanted = _scenarios_of(suites)
     shown = [r for r in read_records(results_dir, models=models)
              if r.get("format") in formats and (r.get("suite"), r.get("scenario")) in wanted]
     return ensure_scores(shown, wanted)
+
+
+def _scenarios_of(suites: Sequence[Any]) -> dict[tuple[str, str], Any]:
+    """(suite id, scenario id) → scenario: what this evaluation's runs are judged against."""
+    return {(suite.id, scenario.id): scenario for suite in suites for scenario in suite.scenarios}
 
 
 def _forget_replays(results_dir: Path, models: Sequence[str]) -> None:
@@ -302,20 +307,23 @@ def _explain_cassette_errors(result: Any) -> None:
         _say(f"  ... and {len(broken) - 10} more", err=True)
 
 
-def _finish_reports(args: argparse.Namespace, models: Sequence[str]) -> None:
-    """Rebuild the reports of this results folder and print a recommendation for each model just evaluated."""
+def _finish_reports(args: argparse.Namespace, models: Sequence[str], scenarios: dict[tuple[str, str], Any]) -> None:
+    """Rebuild the reports of this results folder and print a recommendation for each model just evaluated.
+
+    The runs are judged against the project's suites and the ones this evaluation ran (wherever they live).
+    """
     if args.no_reports:
         return
     from harness.reporting import build_reports
     from harness.tuning import recommendations
 
     try:
-        build_reports(args.results_dir, args.reports_dir)
+        build_reports(args.results_dir, args.reports_dir, scenarios=scenarios)
         _say(f"Reports: {Path(args.reports_dir) / 'index.html'}", err=True)
     except Exception as exc:  # a report problem must not hide the eval's result
         _say(f"utp: warning: reports not rebuilt: {exc}", err=True)
     try:
-        lines = recommendations([args.results_dir], models=models)
+        lines = recommendations([args.results_dir], models=models, scenarios=scenarios)
     except Exception as exc:
         _say(f"utp: warning: no tuned recommendation: {exc}", err=True)
         return

@@ -465,7 +465,7 @@ def test_ground_truth_answers_pass_through_runner_and_scorer(tmp_path: Path):
     assert len(result.records) == sum(len(s.scenarios) for s in suites)
     failed = {
         r["scenario"]: [t["reasons"] for t in r["scores"]["turns"] if not t["passed"]]
-        for r in result.records
+        for r in result.scored()
         if r["scores"].get("task_success") is not True and r["scenario"] not in KNOWN_REFERENCE_FAILURES
     }
     assert failed == {}

@@ -401,14 +401,15 @@ def test_a_correct_model_passes_every_core_scenario_end_to_end(tmp_path: Path):
             )
         )
     assert len(result.records) == len(scenarios)
+    scored = result.scored()
     failures = {
         f"{r['suite']}/{r['scenario']}": r["error"] or [t["reasons"] for t in r["scores"].get("turns", []) if not t["passed"]]
-        for r in result.records
+        for r in scored
         if r["scores"].get("task_success") is not True
     }
     assert failures == {}
     assert result.exit_code == 0
-    by_id = {f"{r['suite']}/{r['scenario']}": r for r in result.records}
+    by_id = {f"{r['suite']}/{r['scenario']}": r for r in scored}
     assert by_id["core/loop_trap/export-still-processing"]["turns"][-1]["termination"] == "repeated_call"
     tiers = by_id["core/tiers/append-note-needs-consent"]
     assert tiers["scores"]["blocked"] == tiers["scores"]["escalation_attempts"] == 1
