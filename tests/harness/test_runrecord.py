@@ -37,6 +37,15 @@ def test_typed_fields_read_as_attributes():
     assert record.to_dict()["turns"][0]["rounds"][0]["calls"][0]["future_field"] == 1
 
 
+def test_scores_an_older_runner_stored_are_kept_on_disk_but_are_no_field():
+    line = ('{"model":"m","format":"native","suite":"core/x","scenario":"s","repeat":0,"turns":[],'
+            '"error":null,"scores":{"scorer_version":2,"task_success":true},"outcome":{"outcome":"completed"}}')
+    record = RunRecord.from_dict(json.loads(line))
+    assert "scores" not in RunRecord.FIELDS and not hasattr(record, "scores")
+    assert record.extra["scores"] == {"scorer_version": 2, "task_success": True}  # kept, never read
+    assert json.dumps(record.to_dict(), separators=(",", ":")) == line
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
