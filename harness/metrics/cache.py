@@ -1,7 +1,8 @@
 """Scores remembered by (what the run recorded, the scenario's hash, every metric's version).
 
-``utp eval`` scores each run for the screen, then builds the reports and the
-tuning profile from the same records, each of which scores every run again.
+``utp eval`` derives the scores of its runs for the summary table, then builds
+the reports and the tuning profile from the same records, each of which
+derives every run's scores again.
 Scoring is pure, so a run whose record, scenario and metrics are unchanged
 gets the same figures: they are computed once per process and handed out
 again. The key leaves out what a record carries about earlier scoring

@@ -22,7 +22,7 @@ from harness.records import (
     read_records,
     results_path,
 )
-from harness.runner import executed_violations, run_matrix
+from harness.runner import conformance_messages, executed_violations, run_matrix
 from harness.runplan import RunnerConfig, RunnerError, cassette_path, canonical_model, recorded_models, resolve_formats
 from harness.scenarios import load_suites
 from tests.harness.conftest import EXAMPLES, scripted_model
@@ -246,6 +246,22 @@ def test_executed_violations_are_found_from_decisions_alone() -> None:
         {"name": "delete", "decision": "executed"},
     ]}]}]
     assert executed_violations(record) == ["tier violation executed: delete in turn 0"]
+
+
+def test_the_exit_codes_conformance_is_read_from_the_run_never_from_stored_scores() -> None:
+    record = _record("x")
+    record["tools"] = [{"name": "delete", "tier": "run"}]
+    record["turns"] = [{"tier_after_intent": "crawl", "termination": "final_answer", "final_answer": "done", "rounds": [
+        {"index": 0, "calls": [{"name": "delete", "decision": "executed"}]},
+        {"index": 1, "notes": ["the hermes parser raised ValueError"]},
+    ]}]
+    messages = conformance_messages(record)
+    assert [m.split(": ")[1] for m in messages] == ["tier_violation_executed", "parser_crash"]
+    assert messages[0].startswith("m:1 native s/x r0: ")
+    clean = {**_record("y"), "scores": {"conformance_failures": [{"kind": "parser_crash", "detail": "stored"}]}}
+    assert conformance_messages(clean) == []  # what an older runner stored is not what happened
+    errored = {**record, "error": {"kind": "harness_error", "message": "boom"}}
+    assert conformance_messages(errored) == ["m:1 native s/x r0: tier violation executed: delete in turn 0"]
 
 
 def test_progress_bar_and_summary_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
