@@ -107,7 +107,7 @@ record-local: $(LOCAL_STAMP)
 	done; wait
 	$(BIN)/utp report
 
-# after a parser or scoring change: re-score the recorded runs from their cassettes (no model runs)
+# after a parser change: re-read the recorded runs from their cassettes (no model runs; a scoring change needs only `make report`)
 rescore: $(STAMP)
 	$(BIN)/utp rescore
 
