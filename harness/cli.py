@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -314,16 +315,23 @@ def _finish_reports(args: argparse.Namespace, models: Sequence[str], scenarios: 
     """
     if args.no_reports:
         return
+    from harness.metrics import UnjudgedRunsWarning
     from harness.reporting import build_reports
     from harness.tuning import recommendations
 
     try:
-        build_reports(args.results_dir, args.reports_dir, scenarios=scenarios)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UnjudgedRunsWarning)
+            build_reports(args.results_dir, args.reports_dir, scenarios=scenarios)
+        for warning in caught:
+            _say(f"utp: warning: {warning.message}", err=True)
         _say(f"Reports: {Path(args.reports_dir) / 'index.html'}", err=True)
     except Exception as exc:  # a report problem must not hide the eval's result
         _say(f"utp: warning: reports not rebuilt: {exc}", err=True)
     try:
-        lines = recommendations([args.results_dir], models=models, scenarios=scenarios)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnjudgedRunsWarning)  # said once, with the reports
+            lines = recommendations([args.results_dir], models=models, scenarios=scenarios)
     except Exception as exc:
         _say(f"utp: warning: no tuned recommendation: {exc}", err=True)
         return

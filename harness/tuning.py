@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.outcomes import mostly_errored
+from harness.metrics import UnjudgedRunsWarning
 from harness.records import TornRecordWarning
 from harness.reporting import strip_separator
 from harness.reporting.loading import ReportError, ensure_scores, load_records, load_scenarios
@@ -242,6 +243,7 @@ def tune_main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TornRecordWarning)
+            warnings.simplefilter("always", UnjudgedRunsWarning)
             profiles = tune(results_dirs, out, scenarios_dir=getattr(ns, "scenarios_dir", None),
                             merge=bool(getattr(ns, "merge", False)))
     except ReportError as exc:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -96,12 +97,23 @@ def ensure_scores(
     throughput, errors) and no task verdict.
     """
     out = []
+    unjudged: list[str] = []
     for record in records:
         scenario = (scenarios or {}).get((str(record.get("suite")), str(record.get("scenario"))))
         if scenario is not None and record.get("scenario_hash") not in (None, scenario.scenario_hash):
             scenario = None
+        if scenario is None:
+            unjudged.append(f"{record.get('suite')}/{record.get('scenario')}")
         out.append({**record, "scores": scores_for(record, scenario)})
+    if unjudged:
+        warnings.warn(f"{len(unjudged)} run(s) have no task verdict: their scenario changed since they ran or is not "
+                      f"among the suites given (e.g. {unjudged[0]}; re-run them, or pass their suites)",
+                      UnjudgedRunsWarning, stacklevel=2)
     return out
+
+
+class UnjudgedRunsWarning(UserWarning):
+    """Runs shown without a task verdict: the scenario they answered is not the one known now."""
 
 
 def _scores(record: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -156,6 +168,7 @@ __all__ = [
     "RunJudgement",
     "SCORER_VERSION",
     "Text",
+    "UnjudgedRunsWarning",
     "columns",
     "ensure_scores",
     "find_leak",

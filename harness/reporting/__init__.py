@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.metrics import UnjudgedRunsWarning
 from harness.records import TornRecordWarning
 from harness.scenario_model import Scenario
 from harness.scenarios import SCENARIOS_ROOT
@@ -124,6 +125,7 @@ def report_main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TornRecordWarning)
+            warnings.simplefilter("always", UnjudgedRunsWarning)
             written = build_reports(
                 getattr(ns, "results_dir", DEFAULT_RESULTS_DIR),
                 getattr(ns, "out", DEFAULT_OUT_DIR),

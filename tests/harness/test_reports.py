@@ -19,7 +19,7 @@ from harness.reporting.loading import ReportError, load_records
 from harness.reporting.text import fenced, truncate_middle
 from harness.reporting.verdict import build_verdict
 from harness.scenario_model import Expectation, ExpectedCall, FinalCheck, FixtureSpec, Scenario, ToolSpec, Turn
-from harness.metrics import ensure_scores, score_run
+from harness.metrics import UnjudgedRunsWarning, ensure_scores, score_run
 from utp.types import Tool, ToolTier
 
 SCENARIO = Scenario(
@@ -239,13 +239,15 @@ def test_a_stored_score_is_never_trusted_the_report_shows_the_derived_one(tmp_pa
     unknown = {**make_record("m", "prompt-json", 0, ok=False), "suite": "gone/suite"}
     records = [{**r, "scores": flattering} for r in (judged, changed, unknown)]
     write_results(tmp_path / "results", records)
-    build_reports(tmp_path / "results", tmp_path / "out", scenarios=SCENARIOS)
+    with pytest.warns(UnjudgedRunsWarning, match=r"2 run\(s\) have no task verdict"):
+        build_reports(tmp_path / "results", tmp_path / "out", scenarios=SCENARIOS)
     rows = {row["format"]: row for row in json.loads((tmp_path / "out" / "m" / "compatibility.json").read_text())["formats"]}
     assert (rows["native"]["judged"], rows["native"]["passed"], rows["native"]["task_success"]) == (1, 0, 0.0)
     # a scenario changed since the run, or gone: scenario-free figures only, no task verdict, whatever was stored
     for fmt in ("prompt-hermes", "prompt-json"):
         assert (rows[fmt]["runs"], rows[fmt]["judged"], rows[fmt]["task_success"]) == (1, 0, None)
-    assert [r["scores"]["task_success"] for r in ensure_scores(records, SCENARIOS)] == [False, None, None]
+    with pytest.warns(UnjudgedRunsWarning):
+        assert [r["scores"]["task_success"] for r in ensure_scores(records, SCENARIOS)] == [False, None, None]
 
 
 def test_empty_results_still_write_an_index(tmp_path: Path):
