@@ -43,7 +43,8 @@ AGGREGATE_COLUMNS = aggregate_columns()
 
 
 def aggregate(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Per model × format figures from scored run records (``record["scores"]``).
+    """Per model × format figures from scored run records (``record["scores"]``, derived by
+    :func:`harness.metrics.ensure_scores`).
 
     Rows are sorted by model, then format, so the table (and every report
     built from it) is the same for the same records.

@@ -122,7 +122,7 @@ def _scores(record: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def summarise(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One row of figures for a group of scored run records (``record["scores"]``), every metric's.
+    """One row of figures for a group of scored run records (``record["scores"]`` from :func:`ensure_scores`), every metric's.
 
     Errored runs (see :mod:`harness.outcomes`) are counted and otherwise left
     out: a refused connection says nothing about a format. Runs the server
