@@ -423,19 +423,24 @@ def extract_tagged_json(
 
 
 def salvage_list(family: str, text: str, start: int, limit: int, require_arguments: bool) -> tuple[list[ToolCall], list[Diagnostic]] | None:
-    """The calls of a list that closes but cannot be read whole, one element at a time.
+    """The calls of a list that cannot be read whole, one element at a time.
 
     One call with a broken value (``{"time": 15:30}``) must not cost the calls
     written well beside it (Ollama's Cohere parser reads them the same way); the
     broken element is reported. Each element's extent comes from the
-    string-aware bracket scan, so the block is read once. None when no element
-    is a call (the block is reported whole, as before).
+    string-aware bracket scan, so the block is read once. An element that does
+    not close before the next element opens a call object (``, {"name": ...``)
+    ends there and is read with its closers supplied; such a list ends at the
+    ``]`` that ends the text. None when no element is a call (the block is
+    reported whole, as before).
     """
-    from utp.parsers.jsonrepair import decode_json_at, scan_json_value
+    from utp.parsers.jsonrepair import scan_json_value
 
     list_end = scan_json_value(text[start:limit], 0)
     if list_end < 0:
-        return None  # the list itself does not close: cut off, or not a list of calls
+        list_end = _list_closing_the_text(text, start, limit)
+        if list_end < 0:
+            return None  # the list itself does not close: cut off, or not a list of calls
     block = text[start + 1 : start + list_end - 1]
     calls: list[ToolCall] = []
     diagnostics: list[Diagnostic] = []
@@ -447,23 +452,49 @@ def salvage_list(family: str, text: str, start: int, limit: int, require_argumen
         if at >= len(block) or block[at] != "{":
             break
         end = scan_json_value(block, at)
-        if end < 0:
+        following = _NEXT_CALL_ELEMENT.search(block, at + 1)
+        cut = following is not None and (end < 0 or end > following.start())
+        if cut:
+            end = following.start()  # type: ignore[union-attr]
+        elif end < 0:
             diagnostics.append(unparseable(family, "a call in the list does not close", block[at:], start + 1 + at))
             break
-        try:
-            value, _, repairs = decode_json_at(block[at:end], 0)
-            found = calls_from_value(value, family, block[at:end], repairs, require_arguments)
-        except ValueError as exc:
-            found, reason = None, f"a call in the list cannot be read: {exc}"
-        else:
-            reason = "an element of the call list is not a call"
-        if found is None:
-            diagnostics.append(unparseable(family, reason, block[at:end], start + 1 + at))
-        else:
+        found = _element_calls(family, block[at:end], start + 1 + at, require_arguments, diagnostics, cut)
+        if found is not None:
             calls.extend(found[0])
             diagnostics.extend(found[1])
         at = end
     return (calls, diagnostics) if calls else None
+
+
+#: the next element of a call list that opens a call object: where an element left open ends
+_NEXT_CALL_ELEMENT = re.compile(r',\s*+\{\s*+"(?:' + "|".join(NAME_KEYS) + r')"\s*+:')
+
+
+def _list_closing_the_text(text: str, start: int, limit: int) -> int:
+    """The length of a list at ``start`` whose brackets do not balance but whose ``]`` ends the text (else -1)."""
+    last = len(text[start:limit].rstrip())
+    return last if last > 1 and text[start + last - 1] == "]" else -1
+
+
+def _element_calls(
+    family: str, element: str, offset: int, require_arguments: bool, diagnostics: list[Diagnostic], cut: bool
+) -> tuple[list[ToolCall], list[Diagnostic]] | None:
+    """The calls of one list element (reported in ``diagnostics`` when it holds none)."""
+    from utp.parsers.jsonrepair import decode_json_at
+
+    try:
+        value, _, repairs = decode_json_at(element.rstrip(), 0)
+        if cut:
+            repairs = [*repairs, "closed before the next call in the list"]
+        found = calls_from_value(value, family, element, repairs, require_arguments)
+    except ValueError as exc:
+        found, reason = None, f"a call in the list cannot be read: {exc}"
+    else:
+        reason = "an element of the call list is not a call"
+    if found is None:
+        diagnostics.append(unparseable(family, reason, element, offset))
+    return found
 
 
 def _strict_value(text: str, cursor: int, limit: int, closers: tuple[str, ...], opener: str) -> tuple[Any, int] | None:

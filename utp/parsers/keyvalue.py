@@ -93,6 +93,18 @@ def _first_stop(text: str, start: int, end: int, stops: tuple[str, ...]) -> int:
     return min(found, default=-1)
 
 
+def _value_without_opener(text: str, start: int, syntax: KeyValueSyntax) -> bool:
+    """Is a value written at ``start`` with its closing tag but not its opening one?
+
+    GLM-4.7 models drop ``<arg_value>`` now and then (``<arg_key>q</arg_key>text</arg_value>``):
+    text, then the value's closer before any other tag of the call, is that value.
+    """
+    closer = find_forward(text, syntax.value_end, start)
+    if closer <= start:
+        return False
+    return all(text.find(tag, start, closer) == -1 for tag in (syntax.key, syntax.value, syntax.close, syntax.open))
+
+
 def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syntax: KeyValueSyntax) -> Extraction | None:
     """The call whose opener is at ``pos``: ``OPEN NAME (KEY k KEY_END [TYPE t TYPE_END] VALUE v VALUE_END)* CLOSE``.
 
@@ -174,11 +186,15 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
                 if inline and not schema_types(schema):
                     schema = {"type": inline}
                 cursor = skip_space(text, type_end + len(syntax.type_tag[1]))
-            if not text.startswith(syntax.value, cursor):
+            if text.startswith(syntax.value, cursor):
+                value_start = cursor + len(syntax.value)
+            elif _value_without_opener(text, cursor, syntax):
+                value_start = cursor
+                repairs.append(f"missing {syntax.value} before the value of {key!r}")
+            else:
                 arguments[key] = None
                 repairs.append(f"argument {key!r} has no {syntax.value}")
                 continue
-            value_start = cursor + len(syntax.value)
         value_end = find_forward(text, syntax.value_end, value_start)
         if syntax.special_tokens and (stop := _first_stop(text, value_start, value_end, syntax.stops)) >= 0:
             repairs.append(f"missing {syntax.value_end} after {key!r}")

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import NAME_KEYS, build_call, calls_from_value, repaired_diagnostics, unparseable
+from utp.parsers.callshape import NAME_KEYS, build_call, calls_from_value, repaired_diagnostics, salvage_list, unparseable
 from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
 from utp.parsers.pyliteral import LiteralError
@@ -188,6 +188,10 @@ class HermesFamily(CallFamily):
             if not strong:
                 return None
             end = close + len(closer) if close >= 0 else len(text)
+            # a list of calls with one broken element keeps the readable ones
+            salvaged = salvage_list(self.name, text, cursor, close, require_arguments=False) if close >= 0 and text.startswith("[", cursor) else None
+            if salvaged is not None:
+                return Extraction(end, *salvaged)
             return Extraction(end, [], [unparseable(self.name, f"unreadable JSON in {closer[2:-1]}: {exc}", text[pos:end], pos)])
         found = self._json_calls(text, cursor, value, jend, repairs, close, closer, opener)
         if found is None and strong and CLOSED_TRUNCATED in repairs and _CUT_BEFORE_NAME.fullmatch(text, cursor, jend) is not None:
