@@ -45,7 +45,7 @@ ESCAPED_QUOTES = "unescaped backslash-escaped quotes"
 CLOSED_TRUNCATED = "closed truncated JSON"
 #: noted with CLOSED_TRUNCATED when the cut fell inside a string, or right after ``{``, ``[``,
 #: ``,`` or ``:`` (more was clearly coming): the value is half written, so a call holding it is
-#: reported, never run (:func:`utp.parsers.composite.try_extract`). A cut after a whole value
+#: reported, never run (:func:`utp.parsers.scanloop.try_extract`). A cut after a whole value
 #: (``{"city": "Paris"``) only lost closing brackets, and is read.
 CUT_MID_VALUE = "closed a value the text cut off mid-way"
 TRAILING_GARBAGE = "ignored text after the JSON value"

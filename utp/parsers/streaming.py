@@ -53,22 +53,15 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from utp.parsers.base import Extraction
-from utp.parsers.composite import (
-    Candidate,
-    CompositeParser,
-    TriggerScanner,
-    call_span_limit,
-    first_call_at,
-    in_inline_code,
-    try_extract,
-    unread_after_limit,
-    withhold_call_cut_by_limit,
-)
+from utp.parsers.composite import CompositeParser
+from utp.parsers.finishing import duplicate_of_native
+from utp.parsers.scanloop import call_span_limit, first_call_at, in_inline_code, try_extract, unread_after_limit, withhold_call_cut_by_limit
+from utp.parsers.triggerscan import Candidate, TriggerScanner
 from utp.parsers.native import parse_native_calls
 from utp.parsers.reasoning import GrowingAnswerStart, forget_texts, template_opener
 from utp.parsers.textscan import clear_cache
 from utp.response import get_field
-from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, ToolCall
+from utp.types import Diagnostic, ParsedResponse, ToolCall
 
 #: characters that must follow an extraction before it is final (optional closers may come)
 LOOKAHEAD = 32
@@ -716,7 +709,7 @@ class StreamParser:
         seen = self._native_keys
         for call in calls:
             if content and seen and call.canonical_key() in seen:
-                checked.append(Diagnostic(DiagnosticKind.DUPLICATE, f"{call.name!r} appears both as a native call and in content ({call.format}); kept once", "", call.format))
+                checked.append(duplicate_of_native(call, raw=""))
                 continue
             ready.append(call)
         self._parser.check_names(ready, checked)

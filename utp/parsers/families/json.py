@@ -89,7 +89,7 @@ class JsonFamily(CallFamily):
     summary = 'bare JSON call(s): {"name": ..., "arguments"|"parameters": {...}} or a list of them'
     #: what ``_placement`` requires first (a call key opens the object), as scan lookaheads
     #: (the object's head keeps its first-character class in front: a flood of ``{`` fails each
-    #: position on that one class, see ``composite._guard``)
+    #: position on that one class, see ``triggerscan._guard``)
     trigger_heads = {"{": _KEY_HEAD_FIRST + f"(?:{_KEY_HEAD_REST}|{_PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD}
 
     def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
