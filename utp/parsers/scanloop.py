@@ -183,18 +183,6 @@ def scan_text(
     limit = call_span_limit(ctx) if ctx.options else MAX_CALL_SPANS
     left = limit  # call spans still to be read
 
-    def take(found: Extraction, at: int) -> None:
-        nonlocal left
-        left -= 1
-        for call in found.calls:
-            if call.format is None:
-                call.format = "unknown"
-        result.calls.extend(found.calls)
-        result.diagnostics.extend(found.diagnostics)
-        if found.thinking:
-            result.thinking.append(found.thinking)
-        result.spans.append((at if found.start is None else found.start, found.end))
-
     while left:
         if match is None:
             match = search(text, pos)
@@ -204,7 +192,8 @@ def scan_text(
                 found, problems = try_extract(anchored[anchor_trigger], text, at, ctx, floor)  # type: ignore[index]
                 result.diagnostics.extend(problems)
                 if found is not None:
-                    take(found, at)
+                    left -= 1
+                    _take(result, found, at)
                     pos = floor = found.end
                     match = None
                     # the next place a call list may begin (the answer's last lines after prose)
@@ -219,15 +208,7 @@ def scan_text(
         trigger = match.group()
         match = None
         if trigger in closer_of:  # only matched with reasoning=True
-            body = at + len(trigger)
-            close = text.find(closer_of[trigger], body)
-            if close < 0 and (call_at := first_call_at(text, body, scanner, ctx)) >= 0:
-                close = end = call_at  # reasoning never closed: the call that follows it ended it
-            else:
-                end = len(text) if close < 0 else close + len(closer_of[trigger])
-            result.thinking.append(text[body : len(text) if close < 0 else close])
-            result.spans.append((at, end))
-            pos = floor = end
+            pos = floor = _reasoning_block(text, at, trigger, closer_of[trigger], scanner, ctx, result)
             continue
         found, problems = try_extract(candidates[trigger], text, at, ctx, floor)
         if problems:
@@ -235,11 +216,41 @@ def scan_text(
         if found is None:
             pos = at + 1
             continue
-        take(found, at)
+        left -= 1
+        _take(result, found, at)
         pos = floor = found.end
     if not left and (unread := unread_after_limit(limit, text, pos)) is not None:
         result.diagnostics.append(unread)
     return result
+
+
+def _take(result: ScanResult, found: Extraction, at: int) -> None:
+    """Add what one extraction found (its calls, reports, reasoning and span) to the scan's result."""
+    for call in found.calls:
+        if call.format is None:
+            call.format = "unknown"
+    result.calls.extend(found.calls)
+    result.diagnostics.extend(found.diagnostics)
+    if found.thinking:
+        result.thinking.append(found.thinking)
+    result.spans.append((at if found.start is None else found.start, found.end))
+
+
+def _reasoning_block(text: str, at: int, trigger: str, closer: str, scanner: Scanner, ctx: ParseContext, result: ScanResult) -> int:
+    """A reasoning block opened by ``trigger`` at ``at``: its body to the result's thinking; returns its end.
+
+    A block the output never closes ends where the first call after it begins
+    (the model went on to answer without closing it), else at the text's end.
+    """
+    body = at + len(trigger)
+    close = text.find(closer, body)
+    if close < 0 and (call_at := first_call_at(text, body, scanner, ctx)) >= 0:
+        close = end = call_at
+    else:
+        end = len(text) if close < 0 else close + len(closer)
+    result.thinking.append(text[body : len(text) if close < 0 else close])
+    result.spans.append((at, end))
+    return end
 
 
 def first_call_at(text: str, start: int, scanner: Scanner, ctx: ParseContext) -> int:
