@@ -12,6 +12,7 @@ Which JSON is a call is :mod:`utp.parsers.callshape`'s question.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -347,3 +348,31 @@ def _resume_point(text: str, start: int, limit: int) -> int:
         elif mark[0] != '"':
             depth += 1 if mark in "{[" else -1
     return -1
+
+
+_DECODER = json.JSONDecoder()
+
+
+def valid_json_before(text: str, cursor: int, bound: int, close: int) -> tuple[tuple[Any, int] | None, bool]:
+    """Valid JSON at ``cursor`` ending before ``bound``: ``((value, end), False)``.
+
+    ``(None, True)`` when the text is valid JSON up to its end and the first
+    closer sits inside a string that has not ended yet; ``(None, False)`` otherwise.
+
+    In valid JSON a closing tag can only sit inside a string, so a closer
+    before the decoded end is an argument's text, not the end of the call (a
+    model that writes ``"</tool_call>"`` in an argument means the characters).
+    The slice is decoded, not the whole text: a failing decode builds a
+    JSONDecodeError that counts the lines before its position.
+    """
+    window = text[cursor:bound]
+    try:
+        value, end = _DECODER.raw_decode(window)
+    except json.JSONDecodeError as exc:
+        if bound < len(text) or close < 0:
+            return None, False
+        unfinished_string = exc.msg.startswith("Unterminated string") and cursor + exc.pos < close
+        return None, unfinished_string or (exc.pos >= len(window) and bound > close)
+    except (ValueError, RecursionError):
+        return None, False
+    return (value, cursor + end), False
