@@ -96,6 +96,13 @@ def test_nameless_keys_must_name_a_listed_property() -> None:
     assert calls(wrapped("<parameter>colour</parameter>red</parameter>", "paint"), tools=None) == [("paint", {"colour": "red"})]
 
 
+def test_a_nameless_tag_inside_a_tagged_value_is_its_text() -> None:
+    # the template never writes a nameless <parameter>: inside a value it is the value's text
+    text = wrapped("<parameter=path>\nUse <parameter> tags here\n</parameter>", "read_file")
+    assert calls(text) == [("read_file", {"path": "Use <parameter> tags here"})]
+    assert_stream_matches(text)
+
+
 def test_a_glued_tag_is_split_only_when_the_whole_is_not_a_key() -> None:
     tool = Tool("f", parameters={"type": "object", "properties": {"a=b": {"type": "string"}, "a": {"type": "string"}}})
     assert calls(wrapped("<parameter=a=b>\nx\n</parameter>", "f"), tools=[tool]) == [("f", {"a=b": "x"})]

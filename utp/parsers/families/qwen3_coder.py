@@ -40,6 +40,9 @@ MAX_NAME = 256
 _NAMED_PARAMETER = re.compile(r"<parameter\s+" + NAME_ATTRIBUTE)
 #: where a parameter tag starts: ``<parameter=``, Anthropic's ``<parameter name=``, or a nameless ``<parameter>``
 _PARAMETER_TAG = re.compile(r"<parameter(?:=|\s+name\s*=|[ \t]*>)")
+#: where a tagged parameter starts (a value runs to its close or to one of these: a nameless
+#: ``<parameter>`` inside a value is the value's text, as the template never writes one)
+_TAGGED_PARAMETER = re.compile(r"<parameter(?:=|\s+name\s*=)")
 #: a parameter's close as written: ``</parameter>``, ``</parameter/>``, or ``</parameter`` missing its ``>``
 _PARAMETER_CLOSE = re.compile(r"</parameter(?:[ \t]*/?>|(?=[\s<]|\Z))")
 #: a key glued to its value by '=' (``<parameter=path=/tmp/x</parameter>``, ``<parameter>path=/tmp/x</parameter>``)
@@ -327,7 +330,8 @@ class _ParameterReader:
                 self.repairs.append(f"skipped a <parameter= tag without a closing '>' at offset {start}")
             return tag_end
         key, value_start, inline = header
-        limit = self._next_tag(value_start)
+        tag = _TAGGED_PARAMETER.search(text, value_start, self.end)
+        limit = self.end if tag is None else tag.start()
         close = _PARAMETER_CLOSE.search(text, value_start, limit)
         if close is None:
             self.repairs.append(f"missing </parameter> after parameter {key!r}")
