@@ -305,8 +305,9 @@ def _cut_at_next_call(family: str, text: str, pos: int, require_arguments: bool)
     ``{"name": "a", "arguments": {"x": 1}`` then ``{"name": "b", ...}`` on the next line: the
     first never closes, so read whole it swallows the second. Nothing in JSON lets a call
     object hold a line that opens another call object at its own top level, so the first
-    ends there: it is read with its closers supplied, or reported, and the next is read on
-    its own. None when no such line follows.
+    ends there and is read with its closers supplied; the next is read on its own. None
+    when no such line follows or the first still holds no call there (it is reported as
+    unreadable JSON is).
     """
     following = _CALL_LINE.search(text, pos + 1)
     if following is None:
@@ -315,12 +316,10 @@ def _cut_at_next_call(family: str, text: str, pos: int, require_arguments: bool)
     try:
         value, _, repairs = decode_json_at(piece, 0)
         found = calls_from_value(value, family, piece, [*repairs, "closed before the next call's line"], require_arguments)
-    except ValueError as exc:
-        found, reason = None, f"call-shaped JSON that cannot be read before the next call: {exc}"
-    else:
-        reason = "call-shaped JSON that is not a call before the next call"
+    except ValueError:
+        return None
     if found is None or not found[0]:
-        return Extraction(following.start(), [], [unparseable(family, reason, piece, pos)])
+        return None
     return Extraction(following.start(), *found)
 
 
