@@ -78,7 +78,9 @@ def read_name(text: str, start: int) -> tuple[str, int] | None:
     close = bounded_find(text, ">", start, MAX_NAME)
     if close == -1:
         return None
-    name = unquoted(text[start:close].strip())
+    name = text[start:close].strip()
+    if name[:1] in _QUOTES:
+        name = unquoted(name)
     if not name or "\n" in name or "<" in name:
         return None
     return name, close + 1
@@ -86,8 +88,11 @@ def read_name(text: str, start: int) -> tuple[str, int] | None:
 
 def quoted_at(text: str, at: int) -> bool:
     """Does the name starting at ``at`` open with a quote (``<function="bash">``)?"""
-    start = skip_space(text, at, at + MAX_NAME)
-    return start < len(text) and text[start] in "\"'"
+    first = text[at : at + 1]
+    if first.isspace():
+        start = skip_space(text, at, at + MAX_NAME)
+        first = text[start : start + 1]
+    return first == '"' or first == "'"
 
 
 def unquoted(name: str) -> str:
@@ -97,6 +102,7 @@ def unquoted(name: str) -> str:
     return name
 
 
+_QUOTES = ('"', "'")
 #: a name whose '>' was left out: one word, then the end of its line (the template's line break)
 _NAME_ENDING_LINE = re.compile(r"[ \t]*+([A-Za-z_][\w.\-]{0,255}+)[ \t]*+(?=\r?\n)")
 
@@ -215,7 +221,7 @@ class Qwen3CoderFamily(CallFamily):
         if header is None:
             return unreadable(self.name, text, at, at + len(FUNCTION), "no function name closed by '>' after <function=")
         name, cursor = header
-        if quoted_at(text, at + len(FUNCTION)):
+        if not text[at + len(FUNCTION)].isalnum() and quoted_at(text, at + len(FUNCTION)):
             repairs.append(f"quotes dropped around the name {name!r}")
         end = find_forward(text, FUNCTION_END, cursor)
         close = find_forward(text, closer, cursor) if closer else -1
@@ -332,6 +338,13 @@ class _ParameterReader:
         key, value_start, inline = header
         tag = _TAGGED_PARAMETER.search(text, value_start, self.end)
         limit = self.end if tag is None else tag.start()
+        exact = find_forward(text, PARAMETER_END, value_start)
+        if exact != -1 and exact <= limit:  # the template's close: no need for the pattern of bent ones
+            raw = strip_one_newline(unindented(text[value_start:exact]))
+            if inline is not None and not raw.strip():
+                raw = inline
+            self.arguments[key] = typed_value(raw, property_schema(self.tool, key), untyped="string")
+            return exact + len(PARAMETER_END)
         close = _PARAMETER_CLOSE.search(text, value_start, limit)
         if close is None:
             self.repairs.append(f"missing </parameter> after parameter {key!r}")
@@ -358,9 +371,9 @@ class _ParameterReader:
             return key, named.end(), None
         at = start + len(PARAMETER)
         if (read := read_name(text, at)) is not None:
-            if quoted_at(text, at):
+            if not text[at].isalnum() and quoted_at(text, at):
                 self.repairs.append(f"quotes dropped around the key {read[0]!r}")
-            return self._split_glued(*read)
+            return self._split_glued(*read) if "=" in read[0] else (read[0], read[1], None)
         if (read := read_unclosed_name(text, at)) is not None:  # the value starts with the template's line break
             self.repairs.append(f"'>' supplied after <parameter={read[0]}")
             return read[0], read[1], None
