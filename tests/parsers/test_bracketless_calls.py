@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from utp.parsers import get_parser, parse_response
 from utp.parsers.base import ParseContext, registered_families
-from utp.parsers.composite import TriggerScanner, scan_text
+from utp.parsers.scanloop import scan_text
+from utp.parsers.triggerscan import TriggerScanner
 from utp.parsers.streaming import CallReady, ContentDelta, stream_parse
 from utp.types import DiagnosticKind, Tool
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from utp.parsers import get_family, get_parser, parse_response
-from utp.parsers.composite import MAX_CALL_SPANS
+from utp.parsers.scanloop import MAX_CALL_SPANS
 from utp.parsers.families.hermes import HermesFamily
 from utp.parsers.streaming import CallReady, ContentDelta, DiagnosticEvent, stream_parse
 from utp.types import DiagnosticKind, Tool, ToolCall

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from utp.parsers import get_family, get_parser, parse_response
 from utp.parsers.base import CallFamily, Extraction, ParseContext
-from utp.parsers.composite import CompositeParser, TriggerScanner, scanner_for
+from utp.parsers.composite import CompositeParser
+from utp.parsers.triggerscan import TriggerScanner, scanner_for
 from utp.parsers.names import edit_distance, normalize_name, resolve_name
 from utp.protocols import ToolCallParser
 from utp.tooldefs import normalize_tools

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from utp.parsers import get_family, parse_response
 from utp.parsers.base import ParseContext, registered_families
-from utp.parsers.composite import scan_text
+from utp.parsers.scanloop import scan_text
 from utp.parsers.families import anthropic_xml, deepseek_dsml
 from utp.parsers.streaming import CallReady, ContentDelta, stream_parse
 from utp.types import DiagnosticKind, Tool, ToolCall

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from utp.parsers import get_family, parse_response
 from utp.parsers.base import ParseContext
-from utp.parsers.composite import scan_text
+from utp.parsers.scanloop import scan_text
 from utp.types import DiagnosticKind, Tool
 
 from .test_scan_filter import CONTEXTS, SCANNER, _outcome

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from utp.parsers import parse_response
 from utp.parsers.base import CallFamily, ParseContext, registered_families
-from utp.parsers.composite import TriggerScanner, scan_text
+from utp.parsers.scanloop import scan_text
+from utp.parsers.triggerscan import TriggerScanner
 from utp.parsers.families import deepseek, internlm, kimi_k2
 from utp.types import Tool
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from utp.parsers import get_parser
 from utp.parsers.base import ParseContext, registered_families
-from utp.parsers.composite import scan_text
+from utp.parsers.scanloop import scan_text
 from utp.parsers.families import anthropic_xml, mistral, pythonic
 
 from .test_scan_filter import AFTER, CONTEXTS, SCANNER, TOOLS, _outcome, _same_scan

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import utp.parsers.streaming as streaming
+import utp.parsers.streamscan as streamscan
 from utp.parsers import get_family, parse_response
 from utp.parsers.streaming import CallReady, ContentDelta, StreamParser, stream_parse
 from utp.parsers.textscan import clear_cache, nth_forward
@@ -142,7 +143,7 @@ def test_a_streamed_call_is_read_a_few_times_not_once_per_chunk() -> None:
     and once more after the lookahead, not on every chunk (each read costs the span's length)."""
     calls = [ToolCall("get_weather", {"city": "Paris", "note": "a fairly long argument value, to span many chunks"})] * 2
     text = "Checking both.\n" + get_family("hermes").render(calls) + "\nThat is all I need for now, thank you."
-    with _spy(streaming, "try_extract") as reads:
+    with _spy(streamscan, "try_extract") as reads:
         events, _ = stream_parse([text[i : i + 4] for i in range(0, len(text), 4)], tools=TOOLS)
     assert [e.call.name for e in events if isinstance(e, CallReady)] == ["get_weather", "get_weather"]
     assert reads.call_count <= 8, f"{reads.call_count} reads for two calls in {len(text) // 4} chunks"

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from utp import parse_response
 from utp.parsers.base import ParseContext, registered_families
 from utp.parsers.callshape import calls_from_value, split_call_object
-from utp.parsers.composite import ScanResult, TriggerScanner, scan_text
+from utp.parsers.scanloop import ScanResult, scan_text
+from utp.parsers.triggerscan import TriggerScanner
 from utp.parsers.streaming import CallReady, ContentDelta, StreamParser, stream_parse
 from utp.types import DiagnosticKind, Tool, ToolCall
 

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from utp.parsers import family_names, get_family, get_parser
 from utp.parsers.base import ParseContext, registered_families
-from utp.parsers.composite import EitherPattern, ToolScanner, TriggerScanner, scan_text, scanner_for, trie_pattern
+from utp.parsers.scanloop import scan_text
+from utp.parsers.triggerscan import EitherPattern, ToolScanner, TriggerScanner, scanner_for, trie_pattern
 from utp.types import Tool, ToolCall
 
 from .conftest import load_annotated
@@ -191,7 +192,7 @@ def test_flood_of_openers_is_never_visited() -> None:
 
 def test_a_trigger_owned_twice_checks_the_union_of_its_heads_first_characters_first() -> None:
     """1 MB of ``[`` (pythonic's and json's) then fails each position in one regex step."""
-    from utp.parsers.composite import _guard
+    from utp.parsers.triggerscan import _guard
 
     owners = [get_family("pythonic"), get_family("json")]
     guard = _guard("[", owners)

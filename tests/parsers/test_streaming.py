@@ -84,9 +84,9 @@ def test_a_call_without_its_closing_tag_waits_for_the_lookahead() -> None:
 
 
 def _reads_and_calls(chunks: list[str]) -> tuple[int, list[ToolCall]]:
-    import utp.parsers.streaming as streaming
+    import utp.parsers.streamscan as streamscan
 
-    with patch.object(streaming, "try_extract", wraps=streaming.try_extract) as reads:
+    with patch.object(streamscan, "try_extract", wraps=streamscan.try_extract) as reads:
         events, _ = stream_parse(chunks, tools=TOOLS)
     return reads.call_count, [e.call for e in events if isinstance(e, CallReady)]
 
@@ -209,10 +209,10 @@ def test_any_chunking_of_corpus_records_matches_one_shot(text: str, points: list
 
 def test_streaming_a_long_response_is_linear_in_work() -> None:
     """Feeding a 200 kB answer one character at a time must not rescan the buffer per chunk."""
-    import utp.parsers.streaming as streaming
+    import utp.parsers.streamscan as streamscan
 
     text = '<tool_call>{"name": "f", "arguments": {"data": "' + "x" * 200_000 + '"}}</tool_call> done'
-    with patch.object(streaming, "try_extract", wraps=streaming.try_extract) as reads:
+    with patch.object(streamscan, "try_extract", wraps=streamscan.try_extract) as reads:
         parser = StreamParser()
         for i in range(0, len(text), 7):
             parser.feed(text[i : i + 7])
@@ -245,10 +245,12 @@ def test_one_large_chunk_of_openers_is_searched_in_linear_work(unit: str) -> Non
     """Each opener starts a span; asking whether a closing character follows it searched to the
     end of the text every time (``stream_parse(["[" * 40000])``: 7.8 s against 8 ms one-shot)."""
     import utp.parsers.streaming as streaming
+    import utp.parsers.streamscan as streamscan
 
     text = unit * (40_000 // len(unit))
     tally = [0]
-    with patch.object(streaming, "CLOSING", _CountingPattern(streaming.CLOSING, tally)):
+    counting = _CountingPattern(streaming.CLOSING, tally)
+    with patch.object(streaming, "CLOSING", counting), patch.object(streamscan, "CLOSING", counting):
         parser = StreamParser()
         parser._pattern, parser._starts = _CountingPattern(parser._pattern, tally), _CountingPattern(parser._starts, tally)
         events = parser.feed(text) + parser.close()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pytest
 
 from utp.parsers import family_names, get_family, parse_response
-from utp.parsers.composite import WORD_CHARACTER
+from utp.parsers.triggerscan import WORD_CHARACTER
 from utp.parsers.streaming import ContentDelta, StreamParser
 from utp.types import Tool
 

@@ -93,6 +93,71 @@ def _first_stop(text: str, start: int, end: int, stops: tuple[str, ...]) -> int:
     return min(found, default=-1)
 
 
+def _words_not_a_name(name: str, text: str, after: int, syntax: KeyValueSyntax, ctx: ParseContext) -> bool:
+    """A spaced "name" no offered tool has and no key follows is words (prose in the tags), not a call."""
+    return (
+        any(ch.isspace() for ch in name)
+        and not text.startswith(syntax.key, skip_space(text, after))
+        and not (ctx.has_tools and resolve_name(name, ctx).known)
+    )
+
+
+def _call_ends(text: str, cursor: int, after_value: bool, syntax: KeyValueSyntax, repairs: list[str]) -> tuple[int, bool] | None:
+    """Does the call end at ``cursor``: ``(end, final)``? Its closer; the output's end right after a
+    whole value (a repair: only the closer is missing); or, with special tokens, the next call's opener."""
+    if text.startswith(syntax.close, cursor):
+        return cursor + len(syntax.close), True
+    if cursor >= len(text) and after_value:
+        repairs.append(ended_before(syntax.close))
+        return len(text), False
+    if syntax.special_tokens and text.startswith(syntax.open, cursor):
+        repairs.append(f"missing {syntax.close} before the next call")
+        return cursor, True
+    return None
+
+
+def _value_opening(text: str, at: int, key: str, schema: Any, syntax: KeyValueSyntax, repairs: list[str]) -> tuple[int, int, Any] | None:
+    """After a key's closer at ``at``: ``(cursor, value start or -1 for no value, schema)``; None for an unclosed type tag.
+
+    Read past the key's closer written twice and an inline type tag (which types
+    the value when the tool's schema does not); the value opens with its tag, or
+    without it when only its closer follows (:func:`_value_without_opener`).
+    """
+    cursor = skip_space(text, at)
+    doubled = 0
+    while doubled < 8 and text.startswith(syntax.key_end, cursor):  # the closer written twice
+        cursor = skip_space(text, cursor + len(syntax.key_end))
+        doubled += 1
+    if doubled:
+        repairs.append(f"ignored a repeated {syntax.key_end} after {key!r}")
+    if syntax.type_tag is not None and text.startswith(syntax.type_tag[0], cursor):
+        type_end = find_forward(text, syntax.type_tag[1], cursor + len(syntax.type_tag[0]))
+        if type_end == -1:
+            return None
+        inline = text[cursor + len(syntax.type_tag[0]) : type_end].strip()
+        if inline and not schema_types(schema):
+            schema = {"type": inline}
+        cursor = skip_space(text, type_end + len(syntax.type_tag[1]))
+    if text.startswith(syntax.value, cursor):
+        return cursor, cursor + len(syntax.value), schema
+    if _value_without_opener(text, cursor, syntax):
+        repairs.append(f"missing {syntax.value} before the value of {key!r}")
+        return cursor, cursor, schema
+    return cursor, -1, schema
+
+
+def _value_without_opener(text: str, start: int, syntax: KeyValueSyntax) -> bool:
+    """Is a value written at ``start`` with its closing tag but not its opening one?
+
+    GLM-4.7 models drop ``<arg_value>`` now and then (``<arg_key>q</arg_key>text</arg_value>``):
+    text, then the value's closer before any other tag of the call, is that value.
+    """
+    closer = find_forward(text, syntax.value_end, start)
+    if closer <= start:
+        return False
+    return all(text.find(tag, start, closer) == -1 for tag in (syntax.key, syntax.value, syntax.close, syntax.open))
+
+
 def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syntax: KeyValueSyntax) -> Extraction | None:
     """The call whose opener is at ``pos``: ``OPEN NAME (KEY k KEY_END [TYPE t TYPE_END] VALUE v VALUE_END)* CLOSE``.
 
@@ -109,12 +174,7 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
         return None
     name = match.group(1).strip()
     tool = ctx.tool(name)
-    if (
-        tool is None
-        and any(ch.isspace() for ch in name)
-        and not text.startswith(syntax.key, skip_space(text, match.end()))
-        and not (ctx.has_tools and resolve_name(name, ctx).known)
-    ):
+    if tool is None and _words_not_a_name(name, text, match.end(), syntax, ctx):
         return None  # "<tool_call>not valid json</tool_call>": words, not a name (a spaced one must be offered or take arguments)
     arguments: dict[str, Any] = {}
     repairs: list[str] = []
@@ -124,16 +184,9 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
     final = True
     while True:
         cursor = skip_space(text, cursor)
-        if text.startswith(syntax.close, cursor):
-            end = cursor + len(syntax.close)
-            break
-        if cursor >= len(text) and after_value:
-            repairs.append(ended_before(syntax.close))
-            end, final = len(text), False
-            break
-        if syntax.special_tokens and text.startswith(syntax.open, cursor):
-            repairs.append(f"missing {syntax.close} before the next call")
-            end = cursor
+        ending = _call_ends(text, cursor, after_value, syntax, repairs)
+        if ending is not None:
+            end, final = ending
             break
         after_value = False
         if not text.startswith(syntax.key, cursor):
@@ -157,28 +210,16 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
         if not syntax.value:  # the value is the text up to its closer, leading space included
             value_start = key_end + len(syntax.key_end)
         else:
-            cursor = skip_space(text, key_end + len(syntax.key_end))
-            doubled = 0
-            while doubled < 8 and text.startswith(syntax.key_end, cursor):  # the closer written twice
-                cursor = skip_space(text, cursor + len(syntax.key_end))
-                doubled += 1
-            if doubled:
-                repairs.append(f"ignored a repeated {syntax.key_end} after {key!r}")
-            if syntax.type_tag is not None and text.startswith(syntax.type_tag[0], cursor):
-                type_end = find_forward(text, syntax.type_tag[1], cursor + len(syntax.type_tag[0]))
-                if type_end == -1:
-                    return unreadable(
-                        family, text, pos, len(text), f"unclosed {syntax.type_tag[0]} in call to {name!r}", kind=DiagnosticKind.TRUNCATED
-                    )
-                inline = text[cursor + len(syntax.type_tag[0]) : type_end].strip()
-                if inline and not schema_types(schema):
-                    schema = {"type": inline}
-                cursor = skip_space(text, type_end + len(syntax.type_tag[1]))
-            if not text.startswith(syntax.value, cursor):
+            opened = _value_opening(text, key_end + len(syntax.key_end), key, schema, syntax, repairs)
+            if opened is None:
+                return unreadable(
+                    family, text, pos, len(text), f"unclosed {syntax.type_tag[0]} in call to {name!r}", kind=DiagnosticKind.TRUNCATED  # type: ignore[index]
+                )
+            cursor, value_start, schema = opened
+            if value_start < 0:
                 arguments[key] = None
                 repairs.append(f"argument {key!r} has no {syntax.value}")
                 continue
-            value_start = cursor + len(syntax.value)
         value_end = find_forward(text, syntax.value_end, value_start)
         if syntax.special_tokens and (stop := _first_stop(text, value_start, value_end, syntax.stops)) >= 0:
             repairs.append(f"missing {syntax.value_end} after {key!r}")

@@ -86,7 +86,9 @@ def find_first(text: str, needles: tuple[str, ...], pos: int) -> tuple[int, str]
 
 def skip_space(text: str, pos: int, limit: int | None = None) -> int:
     """Index of the first non-whitespace character at or after ``pos`` (bounded by ``limit``)."""
-    end = len(text) if limit is None else min(len(text), limit)
+    end = len(text)
+    if limit is not None and limit < end:
+        end = limit
     while pos < end and text[pos].isspace():
         pos += 1
     return pos

@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.families.hermes import child_elements
+from utp.parsers.elements import child_elements
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.parsers.reasoning import REASONING_TAGS

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import extract_tagged_json
+from utp.parsers.taggedjson import extract_tagged_json
 from utp.types import ToolCall
 
 TAG = "functools"

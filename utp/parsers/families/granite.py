@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import TAGGED_JSON_HEAD, extract_tagged_json
+from utp.parsers.taggedjson import TAGGED_JSON_HEAD, extract_tagged_json
 from utp.types import ToolCall
 
 TAG = "<|tool_call|>"

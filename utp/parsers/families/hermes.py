@@ -40,16 +40,18 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
 from utp.parsers.callshape import NAME_KEYS, build_call, calls_from_value, repaired_diagnostics, unparseable
+from utp.parsers.elements import OPEN_ELEMENT, child_elements, elements_to_dict
+from utp.parsers.taggedjson import salvage_list, valid_json_before
 from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
 from utp.parsers.pyliteral import LiteralError
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, loads_lenient, scan_json_value
-from utp.parsers.layout import unindented
-from utp.parsers.pyliteral import json_or_text
-from utp.parsers.textscan import bounded_find, find_forward
+from utp.parsers.textscan import bounded_find, find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _DECODER = json.JSONDecoder()
+#: values needing the lenient reader after a block's first call (each read runs to the closer)
+_MAX_LENIENT_VALUES = 8
 
 #: tags whose body is certainly meant as a call: unreadable JSON there is reported
 _STRONG = ("tool_call", "function_call", "tool_use", "functioncall", "toolcall", "longcat_tool_call", "dots_function_call")
@@ -72,7 +74,6 @@ _NAME_KEY_TEXT = re.compile(_NAME_WORD)
 _QUOTED_NAME_KEY = re.compile(r'(?:name|tool|function)[^"\n]{0,40}"\s*:')
 #: a call object cut right after its name key: ``{"name": `` and nothing more (the value never began)
 _CUT_BEFORE_NAME = re.compile(r'\{\s*+"(?:' + "|".join(NAME_KEYS) + r')"\s*+:\s*+')
-_OPEN_ELEMENT = re.compile(r"<([A-Za-z_][\w.\-]{0,100})>")
 #: ```` ```json ```` (any label, or none) and its line break, then the JSON: a call tag around a
 #: fenced block (the closing fence is stray text before the closer, which the block absorbs)
 _FENCE_OPENER = re.compile(r"```[\w\-]{0,40}[ \t]*\r?\n\s*(?=[{\[])")
@@ -133,7 +134,7 @@ class HermesFamily(CallFamily):
         body_start = pos + len(trigger)
         close = find_forward(text, closer, body_start)
         limit = close if close >= 0 else len(text)
-        cursor = _skip_ws(text, body_start, limit)
+        cursor = skip_space(text, body_start, limit)
         strong = tag in _STRONG
         if strong and text.startswith("```", cursor):  # a fenced block inside the tag
             fence = _FENCE_OPENER.match(text, cursor, limit)
@@ -162,7 +163,7 @@ class HermesFamily(CallFamily):
         # valid JSON may name its own opening tag in strings: it must end before a few reopens
         bound = closer_bound(text, opener, cursor)
         if strong or _QUOTED_NAME_KEY.search(text[cursor:bound].lower()) is not None:
-            whole, still_open = _valid_json_before(text, cursor, bound, close)
+            whole, still_open = valid_json_before(text, cursor, bound, close)
         else:  # valid JSON here has no name key, so is no call; only the lenient reader below may see one
             whole, still_open = None, False
         if whole is not None:
@@ -188,6 +189,10 @@ class HermesFamily(CallFamily):
             if not strong:
                 return None
             end = close + len(closer) if close >= 0 else len(text)
+            # a list of calls with one broken element keeps the readable ones
+            salvaged = salvage_list(self.name, text, cursor, close, require_arguments=False) if close >= 0 and text.startswith("[", cursor) else None
+            if salvaged is not None:
+                return Extraction(end, *salvaged)
             return Extraction(end, [], [unparseable(self.name, f"unreadable JSON in {closer[2:-1]}: {exc}", text[pos:end], pos)])
         found = self._json_calls(text, cursor, value, jend, repairs, close, closer, opener)
         if found is None and strong and CLOSED_TRUNCATED in repairs and _CUT_BEFORE_NAME.fullmatch(text, cursor, jend) is not None:
@@ -231,7 +236,7 @@ class HermesFamily(CallFamily):
             jend = self._more_values(text, jend, close, calls, diagnostics)
         elif close < 0 and calls:  # no closer (yet): further values up to the tag written again
             jend = self._unclosed_more_values(text, jend, opener, calls, diagnostics)
-        after = _skip_ws(text, jend, len(text))
+        after = skip_space(text, jend, len(text))
         closed = text.startswith(closer, after)
         if closed:
             end = after + len(closer)
@@ -263,9 +268,9 @@ class HermesFamily(CallFamily):
         at = 0
         lenient_reads = 0
         while True:
-            nxt = _skip_ws(block, at, len(block))
+            nxt = skip_space(block, at, len(block))
             if nxt < len(block) and block[nxt] in ",;":
-                nxt = _skip_ws(block, nxt + 1, len(block))
+                nxt = skip_space(block, nxt + 1, len(block))
             if nxt >= len(block) or block[nxt] not in "{[":
                 return jend + at
             try:
@@ -294,9 +299,9 @@ class HermesFamily(CallFamily):
         ``{...}, {...}</tool_call>``, and that value must stay part of the block
         (the end of the text), not be shown as prose once enough of it arrived.
         """
-        nxt = _skip_ws(text, jend, len(text))
+        nxt = skip_space(text, jend, len(text))
         if nxt < len(text) and text[nxt] in ",;":
-            nxt = _skip_ws(text, nxt + 1, len(text))
+            nxt = skip_space(text, nxt + 1, len(text))
         if nxt >= len(text) or text[nxt] not in "{[":
             return jend
         reopened = find_forward(text, opener, nxt)
@@ -317,7 +322,7 @@ class HermesFamily(CallFamily):
         call, diagnostics = build_call(line.group(1), value, self.name, text[pos:jend], repairs)
         if call is None:
             return None
-        after = _skip_ws(text, jend, len(text))
+        after = skip_space(text, jend, len(text))
         closed = text.startswith(closer, after)
         return Extraction(after + len(closer) if closed else jend, [call], diagnostics, final=closed)
 
@@ -343,7 +348,7 @@ class HermesFamily(CallFamily):
                     end = close + len(closer) if close >= 0 else len(text)
                     return Extraction(end, [], [unparseable(self.name, f"arguments of {name!r}: {exc}", text[pos:end], pos)])
             else:
-                arguments = _elements_to_dict(inner)
+                arguments = elements_to_dict(inner)
         call, diagnostics = build_call(name, arguments, self.name, text[pos : close if close >= 0 else len(text)], repairs)
         end = close + len(closer) if close >= 0 else len(text)
         if call is None:
@@ -372,7 +377,7 @@ class HermesFamily(CallFamily):
             end = close + len(closer) if close >= 0 else len(text)
             kind = DiagnosticKind.TRUNCATED if close < 0 and call_end == -1 else DiagnosticKind.UNPARSEABLE
             return unreadable(self.name, text, pos, end, f"call to {name!r} is not closed", kind=kind)
-        after = _skip_ws(text, call_end, len(text))
+        after = skip_space(text, call_end, len(text))
         if text.startswith(closer, after):
             end, final, pending = after + len(closer), True, ""
         elif close >= 0 and text.find(opener, call_end, close) < 0:
@@ -397,7 +402,7 @@ class HermesFamily(CallFamily):
         closing tag is looked for only up to where the opener comes again,
         so a flood of openers costs linear time.
         """
-        element = _OPEN_ELEMENT.match(text, cursor)
+        element = OPEN_ELEMENT.match(text, cursor)
         if element is None or _PARAMETERS_NEXT.match(text, element.end()) is None:
             return None
         name = element.group(1)
@@ -418,7 +423,7 @@ class HermesFamily(CallFamily):
         call, diagnostics = build_call(name, arguments, self.name, text[pos:element_end])
         if call is None:
             return Extraction(element_end, [], diagnostics)
-        after = _skip_ws(text, element_end, len(text))
+        after = skip_space(text, element_end, len(text))
         if text.startswith(closer, after):
             return Extraction(after + len(closer), [call], diagnostics, final=True)
         return Extraction(element_end, [call], diagnostics, closer=closer)
@@ -429,7 +434,7 @@ class HermesFamily(CallFamily):
         if opener is None:
             return None
         name, closer = opener.group("name").strip(), f"</{opener.group('tag')}>"
-        body = _skip_ws(text, opener.end(), len(text))
+        body = skip_space(text, opener.end(), len(text))
         if text.startswith(closer, body):  # a tool without arguments
             end = body + len(closer)
             return Extraction(end, [make_call(self.name, name, {}, text[pos:end], pos)], final=True)
@@ -443,7 +448,7 @@ class HermesFamily(CallFamily):
         arguments, end, repairs = read
         diagnostics: list[Diagnostic] = []
         call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
-        after = _skip_ws(text, end, len(text))
+        after = skip_space(text, end, len(text))
         if text.startswith(closer, after):
             return Extraction(after + len(closer), [call], diagnostics, final=True)
         return Extraction(end, [call], diagnostics, closer=closer)  # the closer may be missing, or still arriving
@@ -456,11 +461,11 @@ class HermesFamily(CallFamily):
             opener = _NAMED_OPENER.match(text, pos)
             if opener is None:  # decided once the tag's '>' is written, or once it is too long
                 return bounded_find(text, ">", pos, 300) != -1 or len(text) - pos > 300
-            body = _skip_ws(text, opener.end(), len(text))
+            body = skip_space(text, opener.end(), len(text))
             return body < len(text) and text[body] not in "{<"
         if find_forward(text, f"</{trigger[1:-1]}>", pos) >= 0:
             return True
-        body = _skip_ws(text, pos + len(trigger), len(text))
+        body = skip_space(text, pos + len(trigger), len(text))
         if body >= len(text) or text[body] in "{[<":
             return False
         if _PYTHON_CALL_HEAD.match(text, body) is not None:
@@ -477,92 +482,10 @@ class HermesFamily(CallFamily):
         )
 
 
-#: values needing the lenient reader after a block's first call (each read runs to the closer)
-_MAX_LENIENT_VALUES = 8
-def _valid_json_before(text: str, cursor: int, bound: int, close: int) -> tuple[tuple[Any, int] | None, bool]:
-    """Valid JSON at ``cursor`` ending before ``bound``: ``((value, end), False)``.
-
-    ``(None, True)`` when the text is valid JSON up to its end and the first
-    closer sits inside a string that has not ended yet; ``(None, False)`` otherwise.
-
-    In valid JSON a closing tag can only sit inside a string, so a closer
-    before the decoded end is an argument's text, not the end of the call (a
-    model that writes ``"</tool_call>"`` in an argument means the characters).
-    The slice is decoded, not the whole text: a failing decode builds a
-    JSONDecodeError that counts the lines before its position.
-    """
-    window = text[cursor:bound]
-    try:
-        value, end = _DECODER.raw_decode(window)
-    except json.JSONDecodeError as exc:
-        if bound < len(text) or close < 0:
-            return None, False
-        unfinished_string = exc.msg.startswith("Unterminated string") and cursor + exc.pos < close
-        return None, unfinished_string or (exc.pos >= len(window) and bound > close)
-    except (ValueError, RecursionError):
-        return None, False
-    return (value, cursor + end), False
-
-
-def _skip_ws(text: str, pos: int, limit: int) -> int:
-    while pos < limit and text[pos].isspace():
-        pos += 1
-    return pos
-
-
 #: a Python-style call opening a tag's body: ``get_weather(``
 _PYTHON_CALL_HEAD = re.compile(r"([A-Za-z_][\w.]{0,256})[ \t]*\(")
 #: after the element naming the tool: a parameter element, the element's closer, or the end
 _PARAMETERS_NEXT = re.compile(r"\s*+(?:<|\Z)")
-_CHILD_OPEN = re.compile(r"\s*<([A-Za-z_][\w.\-]{0,100})>")
-
-
-def child_elements(inner: str, decode: bool = True) -> dict[str, Any] | None:
-    """``<city>Tokyo</city> <days>3</days>`` → ``{"city": "Tokyo", "days": 3}``; None unless only elements.
-
-    Values are raw text (stripped), decoded when they are JSON (``3``,
-    ``true``, ``[1]``) unless ``decode`` is off (the caller types them).
-    Each element is closed by the first closing tag of its name (a value may
-    hold other markup); text between elements makes the whole not arguments.
-    """
-    out: dict[str, Any] = {}
-    at = 0
-    while True:
-        opening = _CHILD_OPEN.match(inner, at)
-        if opening is None:
-            return out if not inner[at:].strip() else None
-        key = opening.group(1)
-        close = inner.find(f"</{key}>", opening.end())
-        if close < 0 or key in out:
-            return None
-        raw = unindented(inner[opening.end() : close]).strip()
-        out[key] = json_or_text(raw) if decode else raw
-        at = close + len(key) + 3
-
-
-def _elements_to_dict(inner: str) -> dict[str, Any]:
-    """``<city>Tokyo</city><days>3</days>`` → ``{"city": "Tokyo", "days": 3}`` (JSON values decoded).
-
-    Closing tags are found with remembered forward searches, so a body of
-    many unclosed elements is still read in linear time.
-    """
-    out: dict[str, Any] = {}
-    pos = 0
-    while True:
-        opening = _OPEN_ELEMENT.search(inner, pos)
-        if opening is None:
-            return out
-        tag = opening.group(1)
-        close = find_forward(inner, f"</{tag}>", opening.end())
-        if close < 0:
-            pos = opening.end()
-            continue
-        raw = inner[opening.end() : close].strip()
-        try:
-            out[tag] = json.loads(raw)
-        except ValueError:
-            out[tag] = raw
-        pos = close + len(tag) + 3
 
 
 def _reopened_at_end(text: str, jend: int, opener: str) -> bool:
@@ -570,4 +493,4 @@ def _reopened_at_end(text: str, jend: int, opener: str) -> bool:
     last = len(text)
     while last > jend and text[last - 1].isspace():
         last -= 1
-    return text.endswith(opener, jend, last) and _skip_ws(text, jend, last) == last - len(opener)
+    return text.endswith(opener, jend, last) and skip_space(text, jend, last) == last - len(opener)

@@ -12,7 +12,8 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import TAGGED_JSON_HEAD, build_call, extract_tagged_json
+from utp.parsers.callshape import build_call
+from utp.parsers.taggedjson import TAGGED_JSON_HEAD, extract_tagged_json
 from utp.parsers.textscan import find_forward
 from utp.types import ToolCall
 

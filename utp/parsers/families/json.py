@@ -37,7 +37,8 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, build_call, calls_from_value, salvage_list, skip_ws, unparseable
+from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, build_call, calls_from_value, skip_ws, unparseable
+from utp.parsers.taggedjson import salvage_list
 from utp.parsers.familykit import MAX_CLOSERS_INSIDE, read_json_at
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
 from utp.parsers.names import names_offered_tool_at, resolve_name
@@ -89,7 +90,7 @@ class JsonFamily(CallFamily):
     summary = 'bare JSON call(s): {"name": ..., "arguments"|"parameters": {...}} or a list of them'
     #: what ``_placement`` requires first (a call key opens the object), as scan lookaheads
     #: (the object's head keeps its first-character class in front: a flood of ``{`` fails each
-    #: position on that one class, see ``composite._guard``)
+    #: position on that one class, see ``triggerscan._guard``)
     trigger_heads = {"{": _KEY_HEAD_FIRST + f"(?:{_KEY_HEAD_REST}|{_PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD}
 
     def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
@@ -111,8 +112,12 @@ class JsonFamily(CallFamily):
         except ValueError as exc:
             salvaged = salvage_list(self.name, text, pos, len(text), require_arguments=False) if text[pos] == "[" and placement != "inline" else None
             if salvaged is not None and (placement in ("start", "after_lead_in") or all(_offered(call, ctx) for call in salvaged[0])):
-                return Extraction(pos + scan_json_value(text[pos:], 0), *salvaged)
+                length = scan_json_value(text[pos:], 0)
+                return Extraction(pos + (length if length >= 0 else len(text[pos:].rstrip())), *salvaged)
             if placement in ("start", "plan_start") or names_offered_tool_at(text, pos, ctx):
+                cut = _cut_at_next_call(self.name, text, pos, not names_offered_tool_at(text, pos, ctx))
+                if cut is not None:
+                    return cut
                 if isinstance(exc, UnreadableJSON):
                     # a value that never closed before the bound takes the rest of the text with it,
                     # as it would unbounded (so a flood of broken calls is one report, not one per bound)
@@ -292,6 +297,30 @@ def _ends_line(text: str, end: int) -> bool:
     nl = text.find("\n", end, end + _LOOKBACK)
     rest = text[end:nl] if nl >= 0 else text[end : end + _LOOKBACK]
     return not rest.strip() and (nl >= 0 or end + _LOOKBACK >= len(text))
+
+
+def _cut_at_next_call(family: str, text: str, pos: int, require_arguments: bool) -> Extraction | None:
+    """A call object that cannot be read, read up to the line where the next call-shaped object starts.
+
+    ``{"name": "a", "arguments": {"x": 1}`` then ``{"name": "b", ...}`` on the next line: the
+    first never closes, so read whole it swallows the second. Nothing in JSON lets a call
+    object hold a line that opens another call object at its own top level, so the first
+    ends there and is read with its closers supplied; the next is read on its own. None
+    when no such line follows or the first still holds no call there (it is reported as
+    unreadable JSON is).
+    """
+    following = _CALL_LINE.search(text, pos + 1)
+    if following is None:
+        return None
+    piece = text[pos : following.start()].rstrip().rstrip(",")
+    try:
+        value, _, repairs = decode_json_at(piece, 0)
+        found = calls_from_value(value, family, piece, [*repairs, "closed before the next call's line"], require_arguments)
+    except ValueError:
+        return None
+    if found is None or not found[0]:
+        return None
+    return Extraction(following.start(), *found)
 
 
 def _lenient_end(text: str, pos: int) -> int:

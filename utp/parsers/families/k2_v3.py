@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from utp.parsers.base import Extraction, ParseContext, register_family
-from utp.parsers.callshape import extract_tagged_json
+from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.familykit import unreadable
 from utp.parsers.keyvalue import KeyValueFamily, KeyValueSyntax, word_name_pattern
 from utp.parsers.textscan import skip_space

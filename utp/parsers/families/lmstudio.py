@@ -20,7 +20,8 @@ import json
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import TAGGED_JSON_HEAD, build_call, extract_tagged_json, split_call_object
+from utp.parsers.callshape import build_call, split_call_object
+from utp.parsers.taggedjson import TAGGED_JSON_HEAD, extract_tagged_json
 from utp.parsers.familykit import read_json_at
 from utp.parsers.textscan import find_forward, skip_space
 from utp.types import ToolCall

@@ -34,7 +34,7 @@ from json.decoder import scanstring
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import extract_tagged_json
+from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.familykit import closer_bound, make_call, read_json_at, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import find_first, skip_space

@@ -16,7 +16,8 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import build_call, extract_tagged_json, skip_ws, unparseable
+from utp.parsers.callshape import build_call, skip_ws, unparseable
+from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.jsonrepair import decode_json_at
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
-from utp.parsers.callshape import extract_tagged_json
+from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.familykit import clip, make_call, unreadable
 from utp.parsers.names import resolve_name
 from utp.parsers.listsalvage import salvage_items

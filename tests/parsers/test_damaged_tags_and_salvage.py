@@ -1,0 +1,164 @@
+"""Calls whose markup a model bent, and call lists with one broken member, each cited.
+
+* Nameless parameters in Qwen3-Coder calls: ``<parameter>command</parameter>view</parameter>``
+  (Qwen2.5-Coder-7B on SWE-bench, measured by a coding-agent harness's own notes),
+  ``<parameter>command</parameter>`` then ``<parameter>create</parameter>`` and
+  ``<parameter>path=/testbed/x.py</parameter>`` (an R2E-Gym action parser's tests),
+  MiniMax's ``<parameter<parameter>command</parameter>`` then the value element (a
+  coding agent's repair tests), and ``<parameter>NAME</parameter>`` followed by the
+  value as text (the shape issue #26 lists with the pretty-printed values).
+* A quoted key, ``<parameter="command">ls -la /tmp</parameter>`` (openvinotoolkit/model_server#4487:
+  a third of one fleet's schema-invalid calls).
+* A key glued to its value, ``<parameter=command=ls -la</parameter>``, and a close written
+  ``</parameter/>`` or missing its ``>`` (tag damage seen on Qwen3.5/3.6 quantisations).
+* GLM-4.7 leaving out ``<arg_value>``: ``<arg_key>query</arg_key>how many vacation days left</arg_value>``
+  (raw sampled tokens in vllm-project/vllm#49248).
+* A JSON call list with one member that never closes (``{"city": "Paris"}, {"name": ...``)
+  and a bare call object missing its last brace before the next call's line: the broken
+  one is read with its closers supplied, its siblings are kept.
+
+Every shape has its negative (prose that mentions it is no call) and streams to the
+one-shot reading.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from utp.parsers import parse_response
+from utp.types import Tool
+
+from .conftest import assert_every_cut_matches, assert_stream_matches
+
+EDITOR = Tool(
+    "str_replace_editor",
+    parameters={"type": "object", "properties": {"command": {"type": "string"}, "path": {"type": "string"}, "file_text": {"type": "string"}}},
+)
+TERMINAL = Tool("terminal_execute", parameters={"type": "object", "properties": {"command": {"type": "string"}}})
+READ_FILE = Tool("read_file", parameters={"type": "object", "properties": {"path": {"type": "string"}}})
+BASH = Tool("bash", parameters={"type": "object", "properties": {"command": {"type": "string"}}})
+SEARCH = Tool("search", parameters={"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}})
+WEATHER = Tool("get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}}})
+TIME = Tool("get_time", parameters={"type": "object", "properties": {"tz": {"type": "string"}}})
+TOOLS = [EDITOR, TERMINAL, READ_FILE, BASH, SEARCH, WEATHER, TIME]
+
+
+def calls(text: str, tools: list[Tool] | None = TOOLS) -> list[tuple[str, dict]]:
+    return [(c.name, c.arguments) for c in parse_response(text, tools=tools).tool_calls]
+
+
+def wrapped(body: str, name: str) -> str:
+    return f"<tool_call>\n<function={name}>\n{body}\n</function>\n</tool_call>"
+
+
+NAMELESS = [
+    (wrapped("<parameter>command</parameter>view</parameter>\n<parameter>path</parameter>/a.py</parameter>", "str_replace_editor"),
+     ("str_replace_editor", {"command": "view", "path": "/a.py"})),
+    (wrapped("<parameter>command</parameter>\n<parameter>create</parameter>\n<parameter>path=/testbed/util.py</parameter>\n"
+             "<parameter>file_text=print(1)</parameter>", "str_replace_editor"),
+     ("str_replace_editor", {"command": "create", "path": "/testbed/util.py", "file_text": "print(1)"})),
+    (wrapped("<parameter<parameter>command</parameter>\n<parameter>echo repaired</parameter>", "terminal_execute"),
+     ("terminal_execute", {"command": "echo repaired"})),
+    (wrapped("<parameter>path</parameter>\n/tmp/a.txt", "read_file"), ("read_file", {"path": "/tmp/a.txt"})),
+    ("<tool_call>\n<function=read_file>\n    <parameter>path</parameter>\n      /tmp/a.txt\n    </function>\n</tool_call>",
+     ("read_file", {"path": "/tmp/a.txt"})),
+]
+
+TAG_DAMAGE = [
+    (wrapped('<parameter="command">ls -la /tmp</parameter>', "bash"), ("bash", {"command": "ls -la /tmp"})),
+    (wrapped("<parameter=command=ls -la</parameter>", "bash"), ("bash", {"command": "ls -la"})),
+    (wrapped("<parameter=command=ls -la>\n</parameter>", "bash"), ("bash", {"command": "ls -la"})),
+    (wrapped("<parameter=command>\nls -la\n</parameter/>", "bash"), ("bash", {"command": "ls -la"})),
+    (wrapped("<parameter=query>\nrust\n</parameter\n<parameter=limit>\n10\n</parameter>", "search"), ("search", {"query": "rust", "limit": 10})),
+    ('<tool_call>\n<function="bash">\n<parameter=command>\npwd\n</parameter>\n</function>\n</tool_call>', ("bash", {"command": "pwd"})),
+]
+
+GLM_NO_VALUE_OPENER = [
+    ("<tool_call>search<arg_key>query</arg_key>how many vacation days left</arg_value></tool_call>",
+     ("search", {"query": "how many vacation days left"})),
+    ("<tool_call>search<arg_key>query</arg_key>rust</arg_value><arg_key>limit</arg_key><arg_value>5</arg_value></tool_call>",
+     ("search", {"query": "rust", "limit": 5})),
+]
+
+
+@pytest.mark.parametrize(("text", "call"), NAMELESS + TAG_DAMAGE + GLM_NO_VALUE_OPENER)
+def test_bent_markup_is_read_with_its_repair_named(text: str, call: tuple[str, dict]) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [call]
+    assert parsed.tool_calls[0].repairs, "a bent tag is a repair, named on the call"
+
+
+def test_nameless_keys_must_name_a_listed_property() -> None:
+    # a nameless element that names no property of the tool is skipped and said, never made a key
+    parsed = parse_response(wrapped("<parameter>colour</parameter>red</parameter>\n<parameter=path>/a</parameter>", "read_file"), tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("read_file", {"path": "/a"})]
+    # without tools, anything shaped like a key is one
+    assert calls(wrapped("<parameter>colour</parameter>red</parameter>", "paint"), tools=None) == [("paint", {"colour": "red"})]
+
+
+def test_a_nameless_tag_inside_a_tagged_value_is_its_text() -> None:
+    # the template never writes a nameless <parameter>: inside a value it is the value's text
+    text = wrapped("<parameter=path>\nUse <parameter> tags here\n</parameter>", "read_file")
+    assert calls(text) == [("read_file", {"path": "Use <parameter> tags here"})]
+    assert_stream_matches(text)
+
+
+def test_a_glued_tag_is_split_only_when_the_whole_is_not_a_key() -> None:
+    tool = Tool("f", parameters={"type": "object", "properties": {"a=b": {"type": "string"}, "a": {"type": "string"}}})
+    assert calls(wrapped("<parameter=a=b>\nx\n</parameter>", "f"), tools=[tool]) == [("f", {"a=b": "x"})]
+
+
+def test_glm_value_without_opener_stops_at_the_next_tag() -> None:
+    # the closer belongs to a later value: this key has none (as before)
+    text = "<tool_call>search<arg_key>query</arg_key><arg_key>limit</arg_key><arg_value>5</arg_value></tool_call>"
+    assert calls(text) == [("search", {"query": None, "limit": 5})]
+
+
+SALVAGE = [
+    ('[{"name": "get_weather", "arguments": {"city": "Paris"}, {"name": "get_time", "arguments": {"tz": "UTC"}}]',
+     [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "UTC"})]),
+    ('<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}, {"name": "get_time", "arguments": {"tz": "UTC"}}]</tool_call>',
+     [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "UTC"})]),
+    ('<tool_call>[{"name": "get_weather", "arguments": {"city": }}, {"name": "get_time", "arguments": {"tz": "UTC"}}]</tool_call>',
+     [("get_time", {"tz": "UTC"})]),
+    ('{"name": "get_weather", "arguments": {"city": "Paris"}\n{"name": "get_time", "arguments": {"tz": "UTC"}}',
+     [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "UTC"})]),
+    ('{"name": "get_weather", "arguments": {"city": }}\n{"name": "get_time", "arguments": {"tz": "UTC"}}',
+     [("get_time", {"tz": "UTC"})]),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), SALVAGE)
+def test_one_broken_call_does_not_cost_its_siblings(text: str, want: list) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == want
+    if len(want) == 1:
+        assert any(d.kind.value == "unparseable" for d in parsed.diagnostics), "the broken one is reported"
+
+
+NEGATIVES = [
+    "In Qwen's format a nameless <parameter>path</parameter> tag is wrong; write <parameter=path> instead.",
+    "Write `<parameter=command=ls>` as two parts: the key, then the value, closed by </parameter/> never.",
+    "GLM closes a value with </arg_value>, as in <arg_key>query</arg_key> then the value.",
+    "A list like [{\"a\": 1}, {\"b\": 2}] is data, and so is {\"name\": \"Ada\", \"age\": 3}.",
+    "<function=read_file> takes <parameter>path</parameter> as its only argument.",
+]
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_prose_about_the_shapes_is_no_call(text: str) -> None:
+    assert calls(text) == []
+    assert calls(text, tools=None) == []
+
+
+@pytest.mark.parametrize("text", [t for t, _ in NAMELESS + TAG_DAMAGE + GLM_NO_VALUE_OPENER] + [t for t, _ in SALVAGE] + NEGATIVES)
+def test_streams_to_the_one_shot_reading(text: str) -> None:
+    assert_stream_matches(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [NAMELESS[0][0], TAG_DAMAGE[1][0], GLM_NO_VALUE_OPENER[0][0], SALVAGE[0][0], SALVAGE[3][0]],
+)
+def test_every_cut_streams_to_the_one_shot_reading(text: str) -> None:
+    assert_every_cut_matches(text, TOOLS, step=9)

@@ -1,0 +1,67 @@
+"""Arguments written as XML child elements: ``<city>Tokyo</city><days>3</days>``.
+
+Hermes-style tags holding ``<name>f</name><arguments>...`` or a tool element,
+and Cline's tool elements, write each argument as an element named by the key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from utp.parsers.layout import unindented
+from utp.parsers.pyliteral import json_or_text
+from utp.parsers.textscan import find_forward
+
+#: an element's opening tag: ``<city>``
+OPEN_ELEMENT = re.compile(r"<([A-Za-z_][\w.\-]{0,100})>")
+_CHILD_OPEN = re.compile(r"\s*<([A-Za-z_][\w.\-]{0,100})>")
+
+
+def child_elements(inner: str, decode: bool = True) -> dict[str, Any] | None:
+    """``<city>Tokyo</city> <days>3</days>`` → ``{"city": "Tokyo", "days": 3}``; None unless only elements.
+
+    Values are raw text (stripped), decoded when they are JSON (``3``,
+    ``true``, ``[1]``) unless ``decode`` is off (the caller types them).
+    Each element is closed by the first closing tag of its name (a value may
+    hold other markup); text between elements makes the whole not arguments.
+    """
+    out: dict[str, Any] = {}
+    at = 0
+    while True:
+        opening = _CHILD_OPEN.match(inner, at)
+        if opening is None:
+            return out if not inner[at:].strip() else None
+        key = opening.group(1)
+        close = inner.find(f"</{key}>", opening.end())
+        if close < 0 or key in out:
+            return None
+        raw = unindented(inner[opening.end() : close]).strip()
+        out[key] = json_or_text(raw) if decode else raw
+        at = close + len(key) + 3
+
+
+def elements_to_dict(inner: str) -> dict[str, Any]:
+    """``<city>Tokyo</city><days>3</days>`` → ``{"city": "Tokyo", "days": 3}`` (JSON values decoded).
+
+    Closing tags are found with remembered forward searches, so a body of
+    many unclosed elements is still read in linear time.
+    """
+    out: dict[str, Any] = {}
+    pos = 0
+    while True:
+        opening = OPEN_ELEMENT.search(inner, pos)
+        if opening is None:
+            return out
+        tag = opening.group(1)
+        close = find_forward(inner, f"</{tag}>", opening.end())
+        if close < 0:
+            pos = opening.end()
+            continue
+        raw = inner[opening.end() : close].strip()
+        try:
+            out[tag] = json.loads(raw)
+        except ValueError:
+            out[tag] = raw
+        pos = close + len(tag) + 3

@@ -1,0 +1,111 @@
+"""The finishing steps every reading of a response ends with, one-shot or streamed.
+
+Once calls are found: a content call identical to a native one is dropped with
+a ``DUPLICATE`` diagnostic (servers sometimes parse the call *and* leave its
+text behind), names are resolved against the offered tools
+(:mod:`utp.parsers.names`: corrected, or flagged unknown), and a known tool's
+arguments written under one wrapping key are unwrapped. One-shot parsing
+(:mod:`utp.parsers.composite`) and streams (:mod:`utp.parsers.streaming`) both
+call these, so the two readings cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from utp.numbers import safe_repr
+from utp.parsers.base import ParseContext
+from utp.parsers.names import resolve_name
+from utp.parsers.pyliteral import LiteralError, parse_literal
+from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
+
+
+def duplicate_of_native(call: ToolCall, raw: str | None = None) -> Diagnostic:
+    """The report for a content call that repeats a native one (kept once, as the native call)."""
+    shown = raw if raw is not None else call.raw if isinstance(call.raw, str) else safe_repr(call.raw)
+    return Diagnostic(
+        DiagnosticKind.DUPLICATE,
+        f"{call.name!r} appears both as a native call and in content ({call.format}); kept once",
+        shown,
+        call.format,
+    )
+
+
+def merge_native_and_content(native: list[ToolCall], content: list[ToolCall], diagnostics: list[Diagnostic]) -> list[ToolCall]:
+    """Native calls, then the content calls that are not one of them again."""
+    if not native or not content:
+        return native + content
+    seen = {call.canonical_key() for call in native}
+    merged = list(native)
+    for call in content:
+        if call.canonical_key() in seen:
+            diagnostics.append(duplicate_of_native(call))
+            continue
+        merged.append(call)
+    return merged
+
+
+def check_names(calls: list[ToolCall], ctx: ParseContext, diagnostics: list[Diagnostic]) -> None:
+    """Resolve each call's name against the offered tools (in place); no tools, no check."""
+    if ctx.has_tools:
+        for call in calls:
+            check_name(call, ctx, diagnostics)
+
+
+def check_name(call: ToolCall, ctx: ParseContext, diagnostics: list[Diagnostic]) -> ToolCall:
+    """One call's name resolved (corrected, or flagged unknown) and a known tool's arguments unwrapped."""
+    match = resolve_name(call.name, ctx)
+    call.known = match.known
+    if match.how in ("normalized", "corrected"):
+        note = f"tool name {call.name!r} -> {match.name!r}"
+        call.repairs.append(note)
+        diagnostics.append(
+            Diagnostic(
+                DiagnosticKind.NAME_CORRECTED,
+                f"{note} ({'misspelling within 2 edits' if match.how == 'corrected' else 'case/spacing/prefix'})",
+                call.name,
+                call.format,
+            )
+        )
+        call.name = match.name
+    if match.known:
+        unwrap_arguments(call, ctx.tool(call.name), diagnostics)
+    else:
+        offered = ", ".join(sorted(ctx.by_name)[:20])
+        diagnostics.append(
+            Diagnostic(
+                DiagnosticKind.UNKNOWN_TOOL,
+                f"{call.name!r} is not an offered tool (offered: {offered})",
+                call.name,
+                call.format,
+            )
+        )
+    return call
+
+
+#: the one argument some models put all arguments under (DeepSeek V3.2 ``arguments``/``input``,
+#: MiniCPM ``properties``), for a tool that declares no parameter of that name
+_WRAPPING_KEYS = frozenset({"arguments", "parameters", "input", "properties", "args", "kwargs"})
+
+
+def unwrap_arguments(call: ToolCall, tool: Tool | None, diagnostics: list[Diagnostic]) -> None:
+    """``{"arguments": {"city": ...}}`` for a tool whose parameters are ``city``...: the inner object is the arguments.
+
+    Only when the wrapping key is not a parameter of the tool and every inner
+    key is one, so a tool that takes an ``input`` keeps it.
+    """
+    if tool is None or len(call.arguments) != 1:
+        return
+    (key, inner), = call.arguments.items()
+    declared = tool.properties
+    if key not in _WRAPPING_KEYS or key in declared or not declared:
+        return
+    if isinstance(inner, str):  # written as text: JSON, or a Python dict (MiniCPM's raw values)
+        try:
+            inner, _ = parse_literal(inner)
+        except LiteralError:
+            return
+    if not isinstance(inner, dict) or not inner or not set(inner) <= set(declared):
+        return
+    note = f"arguments unwrapped from the single {key!r} argument"
+    call.arguments = inner
+    call.repairs.append(note)
+    diagnostics.append(Diagnostic(DiagnosticKind.REPAIRED, f"{call.name!r}: {note}", call.name, call.format))

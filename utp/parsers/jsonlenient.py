@@ -1,0 +1,432 @@
+"""The repairing JSON reader: one left-to-right pass that reads what a model almost wrote as JSON.
+
+:func:`utp.parsers.jsonrepair.loads_lenient` hands it text strict JSON refused.
+Every repair it makes has a stable name (the constants below), recorded on the
+call so scoring can tell clean output from repaired. Bounded work per
+character, no backtracking regexes: hostile input stays linear.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from utp.numbers import too_long_digits
+
+# Repair names: stable strings, recorded in ToolCall.repairs and reports.
+TRAILING_COMMA = "removed trailing comma"
+SINGLE_QUOTES = "single quotes to double"
+PYTHON_LITERALS = "Python literals (True/False/None) to JSON"
+UNQUOTED_KEYS = "quoted bare keys"
+KEY_EQUALS = "key=value to key: value"
+BAD_SEPARATOR = "malformed separator after key"
+MISSING_COLON = "inserted missing colon"
+COMMA_FOR_COLON = "comma where colon belongs"
+ESCAPED_QUOTES = "unescaped backslash-escaped quotes"
+CLOSED_TRUNCATED = "closed truncated JSON"
+#: noted with CLOSED_TRUNCATED when the cut fell inside a string, or right after ``{``, ``[``,
+#: ``,`` or ``:`` (more was clearly coming): the value is half written, so a call holding it is
+#: reported, never run (:func:`utp.parsers.scanloop.try_extract`). A cut after a whole value
+#: (``{"city": "Paris"``) only lost closing brackets, and is read.
+CUT_MID_VALUE = "closed a value the text cut off mid-way"
+TRAILING_GARBAGE = "ignored text after the JSON value"
+MISSING_COMMA = "inserted missing comma"
+DOUBLE_ENCODED = "decoded double-encoded JSON string"
+LIST_WRAPPED = "unwrapped single-object list"
+CONTROL_CHARS = "escaped control characters in strings"
+LOOSE_NUMBER = "normalised number literal"
+#: more digits than Python converts to a number: kept as its text, which validation reports
+LONG_NUMBER_AS_TEXT = "kept a number too long to read as its text"
+INNER_QUOTES = "kept unescaped quotes inside a string"
+COMMENTS = "removed comments"
+
+_WS = " \t\r\n\u00a0\ufeff"
+#: a text that stops on one of these stopped in the middle of writing a value
+_OPEN_ENDS = ("{", "[", ",", ":")
+#: a comment between tokens: to the line's end, or to ``*/`` (one that never closes is no comment)
+_COMMENT = re.compile(r"//[^\n]*+|/\*(?:[^*]|\*(?!/))*+\*/")
+_WS_RUN = re.compile(r"[ \t\r\n\u00a0\ufeff]*")
+#: what may follow a value's closing quote: a separator, a closer, the next string (missing comma)
+_VALUE_FOLLOWERS = ',}]"'
+#: a double quote with no backslash before it
+_UNESCAPED_QUOTE = re.compile(r'(?<!\\)"')
+_STRING_BODY = {
+    '"': re.compile(r'(?:[^"\\]|\\.)*', re.S),
+    "'": re.compile(r"(?:[^'\\]|\\.)*", re.S),
+}
+_NUMBER = re.compile(r"[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_IDENT = re.compile(r"[A-Za-z_$][\w$\-]*")
+_LITERALS: dict[str, tuple[Any, bool]] = {
+    "true": (True, False),
+    "false": (False, False),
+    "null": (None, False),
+    "True": (True, True),
+    "False": (False, True),
+    "None": (None, True),
+}
+
+
+def quoted_string_end(text: str, pos: int) -> int:
+    """Index past the ``"`` or ``'`` string opening at ``pos`` (escapes honoured), or -1 if it never closes."""
+    quote = text[pos]
+    body = _STRING_BODY[quote].match(text, pos + 1)
+    end = body.end() if body else pos + 1
+    if end < len(text) and text[end] == quote:
+        return end + 1
+    return -1
+
+
+class _LenientReader:
+    """One left-to-right pass that fixes what it can name and rejects the rest."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.n = len(text)
+        self.i = 0
+        self.repairs: list[str] = []
+        #: from here on no quote can end a string value (a walk found none): later walks stop at once
+        self._no_value_end_from = self.n
+        self.top = 0  # where the document's value starts
+        #: the text stopped between the items of the document's list: every item read is whole
+        self.cut_between_items = False
+
+    # -- helpers
+
+    def note(self, repair: str) -> None:
+        if repair not in self.repairs:
+            self.repairs.append(repair)
+
+    def note_cut_string(self) -> None:
+        """The text ended inside a string: closed, and marked half written."""
+        self.note(CLOSED_TRUNCATED)
+        self.note(CUT_MID_VALUE)
+
+    def error(self, what: str) -> ValueError:
+        snippet = self.text[max(0, self.i - 15) : self.i + 15]
+        return ValueError(f"{what} at offset {self.i} (near {snippet!r})")
+
+    def skip_ws(self) -> None:
+        text = self.text
+        i = _WS_RUN.match(text, self.i).end()
+        while text.startswith("/", i):  # models annotate their JSON: // … and /* … */
+            comment = _COMMENT.match(text, i)
+            if comment is None:
+                break
+            self.note(COMMENTS)
+            i = _WS_RUN.match(text, comment.end()).end()
+        self.i = i
+
+    def peek(self) -> str:
+        return self.text[self.i] if self.i < self.n else ""
+
+    # -- document
+
+    def read_document(self, allow_trailing: bool) -> Any:
+        self.skip_ws()
+        self.top = self.i
+        value = self.read_value()
+        self.skip_ws()
+        if self.i < self.n:
+            if not allow_trailing:
+                raise self.error("unexpected text after the JSON value")
+            self.note(TRAILING_GARBAGE)
+        return value
+
+    def read_value(self) -> Any:
+        self.skip_ws()
+        ch = self.peek()
+        if ch == "{":
+            return self.read_object()
+        if ch == "[":
+            return self.read_array()
+        if ch == '"' or ch == "'":
+            return self.read_string()
+        if ch == "\\" and self.text.startswith('\\"', self.i):
+            self.note(ESCAPED_QUOTES)
+            return self.read_escaped_string()
+        if ch == "":
+            raise self.error("expected a value, found end of text")
+        return self.read_scalar()
+
+    def read_scalar(self) -> Any:
+        text, i = self.text, self.i
+        ident = _IDENT.match(text, i)
+        if ident:
+            word = ident.group()
+            if word in _LITERALS:
+                value, pythonic = _LITERALS[word]
+                if pythonic:
+                    self.note(PYTHON_LITERALS)
+                self.i = ident.end()
+                return value
+            raise self.error(f"unquoted word {word!r} is not a JSON value")
+        number = _NUMBER.match(text, i)
+        if number and number.end() > i:
+            token = number.group()
+            self.i = number.end()
+            try:
+                return json.loads(token)
+            except ValueError:
+                if too_long_digits(token):  # exactly as written, never rounded to inf
+                    self.note(LONG_NUMBER_AS_TEXT)
+                    return token
+                self.note(LOOSE_NUMBER)
+                cleaned = token.replace("_", "").lstrip("+")
+                try:
+                    as_float = float(cleaned)
+                except ValueError:
+                    raise self.error(f"bad number {token!r}") from None
+                return int(as_float) if as_float.is_integer() and "." not in cleaned and "e" not in cleaned.lower() else as_float
+        raise self.error(f"unexpected character {text[i]!r}")
+
+    # -- strings
+
+    def read_string(self) -> str:
+        quote = self.text[self.i]
+        if quote == "'":
+            self.note(SINGLE_QUOTES)
+        end = quoted_string_end(self.text, self.i)
+        if end >= 0 and quote == '"':
+            inner_end = self.past_inner_quotes(end)
+            if inner_end != end:
+                self.note(INNER_QUOTES)
+                raw = _UNESCAPED_QUOTE.sub(r'\\"', self.text[self.i + 1 : inner_end - 1])
+                self.i = inner_end
+                return self.decode_string_body(raw, quote)
+        if end < 0:  # unterminated: truncated output
+            self.note_cut_string()
+            raw = self.text[self.i + 1 :]
+            self.i = self.n
+        else:
+            raw = self.text[self.i + 1 : end - 1]
+            self.i = end
+        return self.decode_string_body(raw, quote)
+
+    def past_inner_quotes(self, end: int) -> int:
+        """Where a double-quoted value really ends, when quotes inside it were not escaped.
+
+        A value's closing quote is followed (after blanks) by ``,``, ``}``,
+        ``]``, another quote (a missing comma) or the end. A quote followed by
+        anything else (``lang="en">``, a word) cannot end the value: code and
+        HTML written into an argument carry such quotes. The value then runs to
+        the first quote that can end it; when none can, nothing changes.
+        """
+        text, n = self.text, self.n
+        at = end
+        while True:
+            follow = _WS_RUN.match(text, at).end()
+            if follow >= n or text[follow] in _VALUE_FOLLOWERS:
+                return at
+            if at >= self._no_value_end_from:
+                return end
+            at = quoted_string_end(text, at - 1)  # the quote that did not end it opens the next stretch
+            if at < 0:
+                # Every quote from ``end`` on was walked in vain; a later string would walk the
+                # same quotes again (quadratic over many strings), so remember where this began.
+                self._no_value_end_from = min(self._no_value_end_from, end)
+                return end
+
+    def read_escaped_string(self) -> str:
+        """A string opened with ``\\"`` (model escaped the quotes of a nested object)."""
+        start = self.i + 2
+        close = self.text.find('\\"', start)
+        if close < 0:
+            self.note_cut_string()
+            raw = self.text[start:]
+            self.i = self.n
+        else:
+            raw = self.text[start:close]
+            self.i = close + 2
+        return self.decode_string_body(raw, '"')
+
+    def decode_string_body(self, raw: str, quote: str) -> str:
+        if "\\" not in raw and not _has_control(raw):
+            return raw
+        escaped = _SINGLE_TO_DOUBLE.sub(_requote, raw) if quote == "'" else raw
+        if _has_control(escaped):
+            self.note(CONTROL_CHARS)
+            escaped = escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+        try:
+            return json.loads(f'"{escaped}"')
+        except ValueError:
+            # Lone backslashes (Windows paths written unescaped): keep them literally.
+            return raw.replace('\\"', '"')
+
+    # -- objects
+
+    def read_object(self) -> dict[str, Any]:
+        self.i += 1  # '{'
+        result: dict[str, Any] = {}
+        expect_key = True
+        while True:
+            self.skip_ws()
+            ch = self.peek()
+            if ch == "":
+                self.note(CLOSED_TRUNCATED)
+                return result
+            if ch == "}":
+                self.i += 1
+                return result
+            if ch == ",":
+                self.i += 1
+                self.skip_ws()
+                if self.peek() in ("}", ""):
+                    if self.peek() == "}":
+                        self.note(TRAILING_COMMA)
+                expect_key = True
+                continue
+            key, value_starts_here = self.read_key()
+            if key is None:  # a quote that never closes: cut-off output or a stray '"}'
+                self.note(CLOSED_TRUNCATED)
+                return result
+            if not expect_key:
+                self.note(MISSING_COMMA)
+            if not value_starts_here:
+                if not self.read_separator():
+                    if self.i >= self.n:
+                        self.note(CLOSED_TRUNCATED)
+                        return result
+                    raise self.error(f"expected ':' after key {key!r}")
+            self.skip_ws()
+            if self.peek() == "":
+                self.note(CLOSED_TRUNCATED)
+                return result
+            result[key] = self.read_value()
+            expect_key = False
+
+    def read_key(self) -> tuple[str | None, bool]:
+        """Read a key; the flag says the value starts right here (separator was garbled)."""
+        ch = self.peek()
+        if ch == "\\" and self.text.startswith('\\"', self.i):
+            self.note(ESCAPED_QUOTES)
+            return self.read_escaped_string(), False
+        if ch in "\"'":
+            return self.read_quoted_key(ch)
+        ident = _IDENT.match(self.text, self.i)
+        if ident:
+            self.note(UNQUOTED_KEYS)
+            self.i = ident.end()
+            return ident.group(), False
+        number = _NUMBER.match(self.text, self.i)
+        if number and number.end() > self.i:
+            self.note(UNQUOTED_KEYS)
+            self.i = number.end()
+            return number.group(), False
+        raise self.error(f"expected a key, found {ch!r}")
+
+    def read_quoted_key(self, quote: str) -> tuple[str | None, bool]:
+        """A quoted key, repairing a garbled separator written inside the quotes.
+
+        ``"parameters>{``, ``"parameters={``, ``"parameters({``,
+        ``"parameters':{'a'...`` and ``"parameters\\":{\\"a\\"...`` all
+        mean ``"parameters": {``: the key's quote was never closed and the
+        value opened inside it. A key never contains ``{`` or ``[``, so the
+        first one inside the quotes ends the key.
+        """
+        if quote == "'":
+            self.note(SINGLE_QUOTES)
+        start = self.i + 1
+        text = self.text
+        end = quoted_string_end(text, self.i)
+        raw = text[start : end - 1] if end >= 0 else text[start:]
+        cut = _first_of(raw, "{[")
+        if cut >= 0:
+            head = raw[:cut]
+            key = head.rstrip(" \t>=(:\\\"'")
+            if key and _IDENT.fullmatch(key.strip()):
+                sep = head[len(key) :]
+                if '\\"' in sep:
+                    self.note(ESCAPED_QUOTES)
+                self.note(BAD_SEPARATOR if sep.strip(" ") not in (":",) else MISSING_COLON)
+                self.i = start + cut
+                return key.strip(), True
+        if end < 0:
+            self.i = self.n
+            return None, False
+        self.i = end
+        return self.decode_string_body(raw, quote), False
+
+    def read_separator(self) -> bool:
+        """Consume what stands between a key and its value; False if nothing usable."""
+        self.skip_ws()
+        ch = self.peek()
+        if ch == ":":
+            self.i += 1
+            return True
+        if ch == "=":
+            self.note(KEY_EQUALS)
+            self.i += 1
+            if self.peek() == ">":  # Ruby/Perl style =>
+                self.i += 1
+            return True
+        if ch == ",":
+            self.note(COMMA_FOR_COLON)
+            self.i += 1
+            return True
+        if ch in ">(":
+            self.note(BAD_SEPARATOR)
+            self.i += 1
+            return True
+        if ch in "{[\"'":
+            self.note(MISSING_COLON)
+            return True
+        return False
+
+    # -- arrays
+
+    def read_array(self) -> list[Any]:
+        opened_at = self.i
+        self.i += 1  # '['
+        result: list[Any] = []
+        expect_item = True
+        while True:
+            self.skip_ws()
+            ch = self.peek()
+            if ch == "":
+                self.note(CLOSED_TRUNCATED)
+                self.cut_between_items = opened_at == self.top
+                return result
+            if ch == "]":
+                self.i += 1
+                return result
+            if ch == ",":
+                self.i += 1
+                self.skip_ws()
+                if self.peek() == "]":
+                    self.note(TRAILING_COMMA)
+                expect_item = True
+                continue
+            if ch == "}":  # stray closer inside a list
+                raise self.error("'}' inside a list")
+            if not expect_item:
+                self.note(MISSING_COMMA)
+            result.append(self.read_value())
+            expect_item = False
+
+
+def _first_of(text: str, chars: str) -> int:
+    best = -1
+    for ch in chars:
+        k = text.find(ch)
+        if k >= 0 and (best < 0 or k < best):
+            best = k
+    return best
+
+
+_SINGLE_TO_DOUBLE = re.compile(r"\\(.)|\"", re.S)
+
+
+def _requote(match: re.Match[str]) -> str:
+    """Inside a single-quoted string: ``\\'`` is a plain quote, a bare ``"`` needs escaping."""
+    escaped = match.group(1)
+    if escaped is None:
+        return '\\"'
+    return "'" if escaped == "'" else "\\" + escaped
+
+
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
+def _has_control(text: str) -> bool:
+    return _CONTROL.search(text) is not None
