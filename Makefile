@@ -77,7 +77,7 @@ bench: $(STAMP)
 eval: $(STAMP)
 	@$(BIN)/utp eval \
 		$(if $(MODEL),--model '$(MODEL)') \
-		$(if $(OLLAMA_HOST),--host '$(OLLAMA_HOST)') \
+		$(if $(filter command line,$(origin OLLAMA_HOST)),--host '$(OLLAMA_HOST)') \
 		$(if $(FORMATS),--formats '$(FORMATS)') \
 		$(if $(SUITE),--suite '$(SUITE)') \
 		$(if $(REPEATS),--repeats '$(REPEATS)') \
@@ -90,8 +90,8 @@ eval: $(STAMP)
 # deepened two items per category at a time up to BFCL_LIMIT, so a recording
 # stopped at any point still covers every category alike. Slow: hours on 2
 # cores (one model per core); --resume makes it safe to stop and continue, or
-# to deepen BFCL_LIMIT later. Then the Qwen models, one process on one thread
-# (scripts/record-qwen.sh says what it records; many hours; the llama-server
+# to deepen BFCL_LIMIT later. Then the two Qwen models side by side, one thread
+# each (scripts/record-qwen.sh says what it records; hours; the llama-server
 # steps need `make llama-server` first).
 BFCL_LIMIT ?= 12
 RECORD_ARGS := --formats all --record --resume --options num_predict=128,num_thread=1 --no-reports
@@ -102,10 +102,12 @@ record-local: $(LOCAL_STAMP)
 		    $(BIN)/utp eval --model $$model --suite bfcl --limit $$limit $(RECORD_ARGS) || exit 1; \
 		  done ) & \
 	done; wait
-	UTP=$(BIN)/utp PY=$(BIN)/python BFCL_LIMIT=$(BFCL_LIMIT) scripts/record-qwen.sh
+	for only in 0.5b 1.5b; do \
+		UTP=$(BIN)/utp PY=$(BIN)/python BFCL_LIMIT=$(BFCL_LIMIT) QWEN_ONLY=$$only scripts/record-qwen.sh & \
+	done; wait
 	$(BIN)/utp report
 
-# after a parser or scoring change: re-score the recorded runs from their cassettes (no model runs)
+# after a parser change: re-read the recorded runs from their cassettes (no model runs; a scoring change needs only `make report`)
 rescore: $(STAMP)
 	$(BIN)/utp rescore
 

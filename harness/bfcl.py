@@ -36,9 +36,8 @@ import importlib.metadata
 import importlib.util
 import json
 import random
-import re
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,7 @@ from typing import Any
 import yaml
 
 from utp.fileio import write_text_atomic
+from harness.bfcl_schema import BFCL_TYPES, BfclError, to_json_schema, tool_parameters, tool_name
 
 PACKAGE = "bfcl_eval"
 DISTRIBUTION = "bfcl-eval"
@@ -74,142 +74,6 @@ DEFAULT_SAMPLE = 50
 DEFAULT_SEED = 0
 DEFAULT_OUT = Path("scenarios/bfcl")
 FIXTURE_RESULT: dict[str, Any] = {"status": "ok"}
-
-#: tool names Ollama's and OpenAI's APIs accept
-TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
-#: BFCL type name -> JSON Schema type; ``None`` = no type constraint.
-#: Mirrors bfcl_eval's GORILLA_TO_OPENAPI except ``any``, which BFCL turns into
-#: "string" for providers that demand a type; JSON Schema can say "anything".
-BFCL_TYPES: dict[str, str | None] = {
-    "dict": "object",
-    "object": "object",
-    "HashMap": "object",
-    "Hashtable": "object",
-    "float": "number",
-    "double": "number",
-    "number": "number",
-    "integer": "integer",
-    "int": "integer",
-    "long": "integer",
-    "short": "integer",
-    "byte": "integer",
-    "Bigint": "integer",
-    "string": "string",
-    "String": "string",
-    "char": "string",
-    "boolean": "boolean",
-    "Boolean": "boolean",
-    "bool": "boolean",
-    "array": "array",
-    "list": "array",
-    "tuple": "array",
-    "ArrayList": "array",
-    "Array": "array",
-    "Queue": "array",
-    "Stack": "array",
-    "any": None,
-    "Any": None,
-    "": None,  # one live item declares an empty type: no constraint is the honest reading
-    "null": "null",
-}
-
-#: BFCL keywords that are not JSON Schema (``optional: true`` on a property
-#: duplicates ``required``); dropped so the schema a model sees is clean
-_NON_SCHEMA_KEYS = frozenset({"optional"})
-
-
-class BfclError(Exception):
-    """Missing data or an item UTP cannot represent; the message says which and where."""
-
-
-# --------------------------------------------------------------------------- schema conversion
-
-
-def to_json_schema(node: Any, where: str = "parameters") -> dict[str, Any]:
-    """Turn one BFCL parameter schema (at any depth) into valid JSON Schema.
-
-    ``where`` is the field path used in error messages.
-    """
-    if not isinstance(node, Mapping):
-        raise BfclError(f"{where}: expected a schema object, got {type(node).__name__}")
-    schema: dict[str, Any] = {}
-    for key, value in node.items():
-        if key in _NON_SCHEMA_KEYS:
-            continue
-        convert = _KEYWORD_CONVERTERS.get(key)
-        if convert is None:
-            schema[key] = value
-        else:
-            schema.update(convert(value, f"{where}.{key}"))
-    return schema
-
-
-def _convert_type(value: Any, where: str) -> dict[str, Any]:
-    names = value if isinstance(value, list) else [value]
-    mapped: list[str] = []
-    for name in names:
-        if not isinstance(name, str) or name not in BFCL_TYPES:
-            known = ", ".join(sorted(BFCL_TYPES))
-            raise BfclError(f"{where}: unknown BFCL type {name!r} (known: {known})")
-        target = BFCL_TYPES[name]
-        if target is None:  # "any" anywhere in a union means no constraint at all
-            return {}
-        if target not in mapped:
-            mapped.append(target)
-    return {"type": mapped[0] if len(mapped) == 1 else mapped}
-
-
-def _convert_properties(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise BfclError(f"{where}: expected a mapping of parameter name to schema")
-    return {"properties": {name: to_json_schema(sub, f"{where}.{name}") for name, sub in value.items()}}
-
-
-def _convert_items(value: Any, where: str) -> dict[str, Any]:
-    if isinstance(value, list):  # draft-4 tuple syntax; 2020-12 spells it prefixItems
-        return {"prefixItems": [to_json_schema(sub, f"{where}[{i}]") for i, sub in enumerate(value)]}
-    return {"items": to_json_schema(value, where)}
-
-
-def _convert_additional(value: Any, where: str) -> dict[str, Any]:
-    return {"additionalProperties": to_json_schema(value, where) if isinstance(value, Mapping) else value}
-
-
-def _convert_required(value: Any, where: str) -> dict[str, Any]:
-    # Draft-3 style ``required: true`` on a property is BFCL's "optional: false";
-    # JSON Schema only knows the list form on the parent object.
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return {"required": list(value)}
-    return {}
-
-
-#: keyword -> converter returning the keywords to put in its place ({} drops it)
-_KEYWORD_CONVERTERS: dict[str, Callable[[Any, str], dict[str, Any]]] = {
-    "type": _convert_type,
-    "properties": _convert_properties,
-    "items": _convert_items,
-    "additionalProperties": _convert_additional,
-    "required": _convert_required,
-}
-
-
-def tool_parameters(parameters: Any, where: str) -> dict[str, Any]:
-    """A function's whole ``parameters`` block: always an object schema."""
-    schema = to_json_schema(parameters, where)
-    schema["type"] = "object"
-    schema.setdefault("properties", {})
-    return schema
-
-
-def tool_name(name: Any, where: str) -> str:
-    """BFCL's name with dots replaced, checked against what chat APIs accept."""
-    if not isinstance(name, str) or not name:
-        raise BfclError(f"{where}: function name must be a non-empty string")
-    mapped = name.replace(".", "_")
-    if not TOOL_NAME_RE.match(mapped):
-        raise BfclError(f"{where}: function name {name!r} is not a valid tool name even with '.' -> '_'")
-    return mapped
 
 
 # --------------------------------------------------------------------------- data location
@@ -454,10 +318,6 @@ def header_comment(source: DataSource, category: str, command: str) -> str:
         "Do not edit by hand: re-run the command.",
     ]
     return "".join(f"# {line}\n" for line in lines)
-
-
-
-
 
 
 def import_bfcl(

@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -95,38 +96,23 @@ def _delegate(module: str, attribute: str, argv: Sequence[str]) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from harness.progress import one_line, summary_table
-    from harness.runner import (
-        DEFAULT_OPTIONS, QUICK_FORMATS, QUICK_SUITES, RunnerConfig, recorded_formats, recorded_models, recorded_repeats,
-        resolve_formats, run_matrix,
+    from harness.runner import run_matrix
+    from harness.runplan import (
+        DEFAULT_OPTIONS,
+        QUICK_FORMATS,
+        RunnerConfig,
+        recorded_formats,
+        recorded_repeats,
+        resolve_formats,
     )
-    from harness.scenarios import SCENARIOS_ROOT, load_suites
 
     if args.record and args.replay:
         raise UsageError("--record and --replay exclude each other (record talks to the model, replay never does)")
-    models = split_models(args.model)
     cassette_dir = Path(args.cassette_dir)
-    host = normalise_host(args.host or os.environ.get("OLLAMA_HOST"))
-    mode = "record" if args.record else "replay" if args.replay else "live"
-    only_recorded = False
-    if not models:
-        models = recorded_models(cassette_dir)
-        if args.record:
-            raise UsageError("--record needs a model: name one with --model (e.g. --model llama3.2:3b)")
-        version = probe_ollama(host)
-        if version:
-            _say(f"Ollama {version} answers at {host}; name a model with --model (MODEL=...) to evaluate it live.")
-        else:
-            _say(f"Ollama at {host} not reachable: replay only.")
-        if importlib.util.find_spec("llama_cpp") is not None:
-            _say("llama-cpp-python is installed: `make eval MODEL=local:smollm2-135m` runs the embedded model live.")
-        if not models:
-            raise UsageError(f"no model named and no recorded cassettes under {cassette_dir}; name one with --model")
-        _say(f"No model named: replaying recorded cassettes for: {', '.join(models)}")
-        mode, only_recorded = "replay", True
-    elif mode == "replay" and not args.formats and not args.suite:
-        # "replay this model": exactly what its cassettes hold; named formats/suites must all be there
-        only_recorded = True
+    # --host names every model's server; without it each backend reads its own variable
+    # (OLLAMA_HOST for Ollama, OPENAI_BASE_URL for openai:)
+    host = normalise_host(args.host) if args.host else None
+    models, mode, only_recorded = _eval_models(args, cassette_dir, host)
     quick = not only_recorded and not args.formats and not args.suite
     if args.formats:
         formats = resolve_formats(args.formats)
@@ -136,43 +122,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
         formats = list(QUICK_FORMATS)
     if args.repeats is None:
         args.repeats = recorded_repeats(cassette_dir, models) if only_recorded else 1
-    if args.repeats < 1:
-        raise UsageError(f"--repeats must be at least 1 (got {args.repeats})")
-    if args.concurrency < 1:
-        raise UsageError(f"--concurrency must be at least 1 (got {args.concurrency})")
-    if args.timeout is not None and args.timeout <= 0:
-        raise UsageError(f"--timeout must be a positive number of seconds (got {args.timeout})")
+    _check_eval_numbers(args)
     replaying = mode == "replay"
     args.results_dir = Path(args.results_dir or (REPLAYED_RESULTS if replaying else RECORDED_RESULTS))
     args.reports_dir = Path(args.reports_dir or (REPLAYED_REPORTS if replaying else RECORDED_REPORTS))
     options = dict(DEFAULT_OPTIONS)
     options.update(parse_options(args.options))
-    selectors = [s for value in args.suite or [] for s in value.split(",") if s.strip()]
-    if selectors == ["all"]:
-        selectors = []
-    elif quick:
-        selectors = list(QUICK_SUITES)
-    suites = load_suites(selectors or None, root=Path(args.scenarios_root) if args.scenarios_root else SCENARIOS_ROOT)
-    if not suites:
-        raise UsageError("no scenario suites selected")
-    if args.limit is not None:
-        if args.limit < 1:
-            raise UsageError(f"--limit must be at least 1 (got {args.limit})")
-        suites = [dataclasses.replace(suite, scenarios=suite.scenarios[: args.limit]) for suite in suites]
+    suites = _eval_suites(args, quick)
     config = RunnerConfig(
-        models=models,
-        formats=formats,
-        suites=suites,
-        repeats=args.repeats,
-        mode=mode,
-        host=host,
-        results_dir=Path(args.results_dir),
-        cassette_dir=cassette_dir,
-        options=options,
-        concurrency=args.concurrency,
-        resume=args.resume,
-        hardware=args.hardware,
-        stream=not args.no_stream,
+        models=models, formats=formats, suites=suites, repeats=args.repeats, mode=mode, host=host,
+        results_dir=Path(args.results_dir), cassette_dir=cassette_dir, options=options,
+        concurrency=args.concurrency, resume=args.resume, hardware=args.hardware, stream=not args.no_stream,
         only_recorded=only_recorded,
         **({"response_timeout_s": args.timeout} if args.timeout is not None else {}),
     )
@@ -199,6 +159,70 @@ def cmd_eval(args: argparse.Namespace) -> int:
              "suites, so nothing was replayed. Record them first: `make eval MODEL=<model> RECORD=1` "
              "(against a running server), or `make eval` with no MODEL to replay what is committed.", err=True)
         return EXIT_CASSETTES
+    _show_eval_result(args, result, models, formats, suites)
+    return result.exit_code
+
+
+def _eval_models(args: argparse.Namespace, cassette_dir: Path, host: str | None) -> tuple[list[str], str, bool]:
+    """(models, mode, only what the cassettes hold): the named models, or with none every recorded one, replayed."""
+    from harness.runplan import recorded_models
+
+    models = split_models(args.model)
+    mode = "record" if args.record else "replay" if args.replay else "live"
+    if models:
+        # "replay this model": exactly what its cassettes hold; named formats/suites must all be there
+        return models, mode, mode == "replay" and not args.formats and not args.suite
+    models = recorded_models(cassette_dir)
+    if args.record:
+        raise UsageError("--record needs a model: name one with --model (e.g. --model llama3.2:3b)")
+    ollama = host or normalise_host(os.environ.get("OLLAMA_HOST"))
+    version = probe_ollama(ollama)
+    if version:
+        _say(f"Ollama {version} answers at {ollama}; name a model with --model (MODEL=...) to evaluate it live.")
+    else:
+        _say(f"Ollama at {ollama} not reachable: replay only.")
+    if importlib.util.find_spec("llama_cpp") is not None:
+        _say("llama-cpp-python is installed: `make eval MODEL=local:smollm2-135m` runs the embedded model live.")
+    if not models:
+        raise UsageError(f"no model named and no recorded cassettes under {cassette_dir}; name one with --model")
+    _say(f"No model named: replaying recorded cassettes for: {', '.join(models)}")
+    return models, "replay", True
+
+
+def _check_eval_numbers(args: argparse.Namespace) -> None:
+    if args.repeats < 1:
+        raise UsageError(f"--repeats must be at least 1 (got {args.repeats})")
+    if args.concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1 (got {args.concurrency})")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError(f"--timeout must be a positive number of seconds (got {args.timeout})")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(f"--limit must be at least 1 (got {args.limit})")
+
+
+def _eval_suites(args: argparse.Namespace, quick: bool) -> list[Any]:
+    """The suites selected by --suite (``all``: every one; none named: the quick default), cut to --limit."""
+    from harness.runplan import QUICK_SUITES
+    from harness.scenarios import SCENARIOS_ROOT, load_suites
+
+    selectors = [s for value in args.suite or [] for s in value.split(",") if s.strip()]
+    if selectors == ["all"]:
+        selectors = []
+    elif quick:
+        selectors = list(QUICK_SUITES)
+    suites = load_suites(selectors or None, root=Path(args.scenarios_root) if args.scenarios_root else SCENARIOS_ROOT)
+    if not suites:
+        raise UsageError("no scenario suites selected")
+    if args.limit is not None:
+        suites = [dataclasses.replace(suite, scenarios=suite.scenarios[: args.limit]) for suite in suites]
+    return suites
+
+
+def _show_eval_result(args: argparse.Namespace, result: Any, models: Sequence[str], formats: Sequence[str],
+                      suites: Sequence[Any]) -> None:
+    """The summary table, what errored or was skipped, the reports, and any conformance failure."""
+    from harness.progress import one_line, summary_table
+
     shown = _this_evaluation(args.results_dir, models, formats, suites)
     for line in errored_summary(shown):
         _say(line, err=True)
@@ -212,7 +236,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
     if result.stopped:
         _say(f"utp: {result.stopped}", err=True)
-    _finish_reports(args, models)
+    _finish_reports(args, models, _scenarios_of(suites))
     _explain_cassette_errors(result)
     if result.conformance_failures:
         _say("Conformance failures (UTP misbehaved, whatever the model did):", err=True)
@@ -223,16 +247,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
         first = next((m for m in result.conformance_failures if "\n" in m), None)
         if first:
             _say(first, err=True)
-    return result.exit_code
 
 
 def _this_evaluation(results_dir: Path, models: Sequence[str], formats: Sequence[str], suites: Sequence[Any]) -> list[dict[str, Any]]:
-    """Every record of what this command asked for, runs finished in an earlier session (--resume) included."""
+    """Every record of what this command asked for, runs finished in an earlier session (--resume) included,
+    with its scores derived for the summary table (records on disk hold none)."""
     from harness.records import read_records
+    from harness.reporting.loading import ensure_scores
 
-    wanted = {(suite.id, scenario.id) for suite in suites for scenario in suite.scenarios}
-    return [r for r in read_records(results_dir, models=models)
-            if r.get("format") in formats and (r.get("suite"), r.get("scenario")) in wanted]
+    wanted = _scenarios_of(suites)
+    shown = [r for r in read_records(results_dir, models=models)
+             if r.get("format") in formats and (r.get("suite"), r.get("scenario")) in wanted]
+    return ensure_scores(shown, wanted)
+
+
+def _scenarios_of(suites: Sequence[Any]) -> dict[tuple[str, str], Any]:
+    """(suite id, scenario id) → scenario: what this evaluation's runs are judged against."""
+    return {(suite.id, scenario.id): scenario for suite in suites for scenario in suite.scenarios}
 
 
 def _forget_replays(results_dir: Path, models: Sequence[str]) -> None:
@@ -277,20 +308,30 @@ def _explain_cassette_errors(result: Any) -> None:
         _say(f"  ... and {len(broken) - 10} more", err=True)
 
 
-def _finish_reports(args: argparse.Namespace, models: Sequence[str]) -> None:
-    """Rebuild the reports of this results folder and print a recommendation for each model just evaluated."""
+def _finish_reports(args: argparse.Namespace, models: Sequence[str], scenarios: dict[tuple[str, str], Any]) -> None:
+    """Rebuild the reports of this results folder and print a recommendation for each model just evaluated.
+
+    The runs are judged against the project's suites and the ones this evaluation ran (wherever they live).
+    """
     if args.no_reports:
         return
+    from harness.metrics import UnjudgedRunsWarning
     from harness.reporting import build_reports
     from harness.tuning import recommendations
 
     try:
-        build_reports(args.results_dir, args.reports_dir)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UnjudgedRunsWarning)
+            build_reports(args.results_dir, args.reports_dir, scenarios=scenarios)
+        for warning in caught:
+            _say(f"utp: warning: {warning.message}", err=True)
         _say(f"Reports: {Path(args.reports_dir) / 'index.html'}", err=True)
     except Exception as exc:  # a report problem must not hide the eval's result
         _say(f"utp: warning: reports not rebuilt: {exc}", err=True)
     try:
-        lines = recommendations([args.results_dir], models=models)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnjudgedRunsWarning)  # said once, with the reports
+            lines = recommendations([args.results_dir], models=models, scenarios=scenarios)
     except Exception as exc:
         _say(f"utp: warning: no tuned recommendation: {exc}", err=True)
         return
@@ -342,7 +383,7 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
     "report": ("harness.reporting", "report_main", "rebuild reports from stored results (no model runs)"),
     "tune": ("harness.tuning", "tune_main", "pick the best format per model from stored results"),
     "import-bfcl": ("harness.bfcl", "main", "convert BFCL data into scenario files"),
-    "rescore": ("harness.rescore", "main", "re-score recorded runs from their cassettes with this UTP (no model runs)"),
+    "rescore": ("harness.rescore", "main", "re-read recorded runs from their cassettes with this UTP (no model runs)"),
 }
 
 
@@ -353,7 +394,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("eval", help="run the scenario matrix (live, recording or replaying cassettes)")
     ev.add_argument("--model", action="append", help="model spec (repeatable or comma list): NAME, ollama:NAME, openai:NAME, local:NAME (an embedded model), llamacpp:NAME (that model behind llama-server)")
-    ev.add_argument("--host", help="server URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
+    ev.add_argument("--host", help="server URL for every model (default: $OLLAMA_HOST or http://127.0.0.1:11434; "
+                                   "openai: models $OPENAI_BASE_URL)")
     ev.add_argument("--formats", help="comma list of format presets, or 'all' (default: a quick handful; see `utp formats`)")
     ev.add_argument("--suite", action="append",
                     help="suite ids, files or directories, or 'all' (default: core; with --formats: every suite)")
@@ -392,8 +434,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from harness.cassettes import CassetteError
-    from harness.runner import HostUnreachable, RunnerError
+    from harness.cassette_file import CassetteError
+    from harness.runplan import HostUnreachable, RunnerError
     from harness.scenarios import ScenarioError
 
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -19,7 +19,7 @@ from typing import Any
 
 from utp.types import canonical_json
 
-from harness.scenarios import UNKNOWN_FILE_KIND, FixtureSpec, Scenario, file_kind_for
+from harness.scenario_model import UNKNOWN_FILE_KIND, FixtureSpec, Scenario, file_kind_for
 
 #: a text file larger than this is left out of a ``files: {root: ...}`` tree
 MAX_FILE_BYTES = 256_000

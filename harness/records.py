@@ -20,9 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.outcomes import Outcome, is_errored, outcome_of
+from harness.runrecord import RecordError, RunRecord
 
 RECORD_SCHEMA = 1
 DEFAULT_RESULTS_DIR = Path("reports") / "results"
+
+
+#: the fields that name a run (one record per run and repeat is the newest one)
+RUN_KEY_FIELDS = frozenset({"model", "format", "suite", "scenario", "repeat"})
 
 
 class TornRecordWarning(UserWarning):
@@ -78,10 +83,20 @@ def _heal_torn_tail(fd: int) -> None:
         os.write(fd, b"\n")
 
 
-def iter_records(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Records of one results file in write order; torn or foreign lines are skipped with a warning."""
+def iter_records(path: str | Path, *, strict: bool = False) -> Iterator[dict[str, Any]]:
+    """Records of one results file in write order.
+
+    A line that is not JSON (a torn append) is skipped with a
+    :class:`TornRecordWarning`. A JSON line that is not a run record is
+    skipped with a warning too, unless ``strict`` (reports and tuning), where
+    it is a :class:`~harness.runrecord.RecordError` naming file, line and field.
+    """
     path = Path(path)
-    with path.open("rb") as handle:
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot read results file: {exc}") from None
+    with handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
@@ -90,7 +105,9 @@ def iter_records(path: str | Path) -> Iterator[dict[str, Any]]:
             except (UnicodeDecodeError, json.JSONDecodeError):
                 warnings.warn(f"{path}:{number}: skipped an incomplete record (interrupted write?)", TornRecordWarning, stacklevel=2)
                 continue
-            if not isinstance(record, dict) or not {"model", "format", "suite", "scenario", "repeat"} <= record.keys():
+            if strict:
+                RunRecord.from_dict(record, f"{path}:{number}:")  # raises, naming the field
+            elif not isinstance(record, dict) or not RUN_KEY_FIELDS <= record.keys():
                 warnings.warn(f"{path}:{number}: skipped a line that is not a run record", TornRecordWarning, stacklevel=2)
                 continue
             yield record
@@ -101,7 +118,9 @@ def result_files(results_dir: str | Path) -> list[Path]:
     return sorted(directory.glob("*.jsonl")) if directory.is_dir() else []
 
 
-def read_records(results_dir: str | Path, *, latest_only: bool = True, models: Iterable[str] | None = None) -> list[dict[str, Any]]:
+def read_records(
+    results_dir: str | Path, *, latest_only: bool = True, models: Iterable[str] | None = None, strict: bool = False
+) -> list[dict[str, Any]]:
     """All records under ``results_dir``.
 
     With ``latest_only`` (the default) a run evaluated again replaces its older
@@ -112,7 +131,7 @@ def read_records(results_dir: str | Path, *, latest_only: bool = True, models: I
     for path in result_files(results_dir):
         if wanted is not None and path.stem not in wanted:
             continue
-        records.extend(iter_records(path))
+        records.extend(iter_records(path, strict=strict))
     if not latest_only:
         return records
     return latest_per_run(records)

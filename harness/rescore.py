@@ -1,17 +1,19 @@
-"""Re-score recorded runs from their cassettes after UTP's parsing or scoring changed.
+"""Re-read recorded runs from their cassettes after UTP's parsing changed (``utp rescore``).
 
 A recorded run's record holds what the model said (also kept, byte for byte,
 in its cassette) and what UTP made of it when it was recorded: the parsed
-calls, the checks, the scores. When a later UTP reads those same outputs
-better (a call format it did not know, a repair it did not make), the stored
-scores describe the old reader, and replaying the cassettes no longer gives
-them back. Re-recording would ask the model again; this asks nobody: it
-replays each model's cassettes with the current code and rewrites only the
-records whose scores changed, keeping what replay cannot measure (the
+calls, the registry's decisions, the answers. Scores are not in it: reports
+and tuning derive them from the record every time they are built, so a
+scoring change needs no rewrite at all. When a later UTP *reads* those same
+outputs differently (a call format it did not know, a repair it did not
+make), replaying the cassettes no longer gives the recorded reading back.
+Re-recording would ask the model again; this asks nobody: it replays each
+model's cassettes through the runner with the current code and rewrites only
+the records whose reading changed, keeping what replay cannot measure (the
 client-side clocks, the recording's provenance) and saying in the record
-what was re-scored, when, by which UTP, and what the scores were before.
+when it was re-read, by which UTP, and which calls it held before.
 
-Only each run's latest record is re-scored (older lines are the history of
+Only each run's latest record is re-read (older lines are the history of
 earlier recordings, whose cassettes were since replaced). The results file is
 rewritten atomically, and not at all when nothing changed.
 """
@@ -29,16 +31,17 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import RunKey, TornRecordWarning, read_records, results_path
+from harness.runrecord import RunRecord
 from utp.fileio import write_text_atomic
 
-#: scores measured by the client's clock: a replay cannot measure them, so the recording's stay
+#: counters measured by the client's clock: a replay cannot measure them, so the recording's stay
 CLIENT_CLOCK = ("wall_s", "ttft_s")
 #: the per-round field measured the same way
 ROUND_CLOCK = "client_wall_s"
 
 
 class RescoreError(RuntimeError):
-    """Nothing can be re-scored as asked (no recorded runs, a replay that failed)."""
+    """Nothing can be re-read as asked (no recorded runs, a replay that failed)."""
 
 
 def recorded_model_names(results_dir: Path) -> list[str]:
@@ -48,10 +51,6 @@ def recorded_model_names(results_dir: Path) -> list[str]:
         if record.get("mode") == "record":
             names[record["model"]] = None
     return list(names)
-
-
-def _without_clock(scores: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in scores.items() if k not in CLIENT_CLOCK}
 
 
 def reading(record: dict[str, Any]) -> Any:
@@ -72,33 +71,52 @@ def reading(record: dict[str, Any]) -> Any:
 
 
 def rescored_record(recorded: dict[str, Any], replayed: dict[str, Any], when: str, version: str) -> dict[str, Any] | None:
-    """``recorded`` with the replay's reading of the same outputs; None when the reading did not change."""
+    """``recorded`` with the replay's reading of the same outputs; None when the reading did not change.
+
+    The rewritten record keeps the recording's provenance and clocks and
+    drops the ``scores`` an older runner stored (they judged the old reading).
+    """
     if reading(recorded) == reading(replayed):
         return None
-    old, new = _without_clock(recorded.get("scores", {})), _without_clock(replayed.get("scores", {}))
-    record = dict(recorded)
-    record["scores"] = {**new, **{k: v for k, v in recorded.get("scores", {}).items() if k in CLIENT_CLOCK}}
+    record = {k: v for k, v in recorded.items() if k not in RunRecord.LEGACY}
     record["turns"] = _turns_with_recorded_clocks(replayed.get("turns", []), recorded.get("turns", []))
     record["error"] = replayed.get("error")
     if "outcome" in replayed:
         record["outcome"] = replayed["outcome"]
-    changed = sorted(k for k in set(old) | set(new) if k in old and old.get(k) != new.get(k))
-    record["rescored"] = {"at": when, "utp_version": version, "previous_scores": {k: old.get(k) for k in changed}}
+    record["rescored"] = {"at": when, "utp_version": version, "previous_calls": _calls(recorded)}
     return record
 
 
+def _calls(record: dict[str, Any]) -> list[list[Any]]:
+    """``[turn, round, name, decision]`` of every call a record holds: what the older reading made of the run."""
+    return [[t, r, call.get("name"), call.get("decision")]
+            for t, turn in enumerate(record.get("turns") or [])
+            for r, round_ in enumerate(turn.get("rounds") or [])
+            for call in round_.get("calls") or []]
+
+
 def _turns_with_recorded_clocks(turns: list[dict[str, Any]], recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The replay's turns, each round keeping the client wall time measured while recording."""
+    """The replay's turns, each round keeping the client clocks measured while recording (wall time, first token)."""
     out = []
     for t, turn in enumerate(turns):
         rounds = []
         for r, round_ in enumerate(turn.get("rounds", [])):
             try:
-                clock = recorded[t]["rounds"][r].get(ROUND_CLOCK)
-            except (IndexError, KeyError, TypeError, AttributeError):
-                clock = None
-            rounds.append({**round_, ROUND_CLOCK: clock} if clock is not None else round_)
+                then = recorded[t]["rounds"][r]
+            except (IndexError, KeyError, TypeError):
+                then = None
+            rounds.append(_with_clocks(round_, then) if isinstance(then, dict) else round_)
         out.append({**turn, "rounds": rounds})
+    return out
+
+
+def _with_clocks(round_: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
+    out = dict(round_)
+    if recorded.get(ROUND_CLOCK) is not None:
+        out[ROUND_CLOCK] = recorded[ROUND_CLOCK]
+    then, now = recorded.get("counters"), round_.get("counters")
+    if isinstance(then, dict) and isinstance(now, dict):
+        out["counters"] = {**now, **{k: then[k] for k in CLIENT_CLOCK if then.get(k) is not None}}
     return out
 
 
@@ -107,9 +125,10 @@ def replay_recorded(model: str, cassette_dir: Path, scratch: Path) -> list[dict[
 
     Runs that errored when recorded error again and stay as they were; a
     cassette that cannot be replayed or a conformance failure stops the
-    re-scoring, since the replay would not be the recorded run.
+    re-reading, since the replay would not be the recorded run.
     """
-    from harness.runner import RunnerConfig, recorded_formats, recorded_repeats, run_matrix
+    from harness.runner import run_matrix
+    from harness.runplan import RunnerConfig, recorded_formats, recorded_repeats
     from harness.scenarios import load_suites
 
     formats = recorded_formats(cassette_dir, [model])
@@ -128,7 +147,7 @@ def replay_recorded(model: str, cassette_dir: Path, scratch: Path) -> list[dict[
 
 
 def rescore_model(model: str, results_dir: Path, cassette_dir: Path, when: str | None = None) -> int:
-    """Replay ``model``'s cassettes and rewrite its changed recorded runs; returns how many changed."""
+    """Replay ``model``'s cassettes and rewrite its recorded runs read differently now; returns how many."""
     from utp import __version__
 
     path = results_path(results_dir, model)
@@ -173,7 +192,7 @@ def add_rescore_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentP
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``utp rescore``: re-score recorded runs with this UTP; prints what changed per model."""
+    """``utp rescore``: re-read recorded runs with this UTP; prints what changed per model."""
     ns = add_rescore_arguments(argparse.ArgumentParser(prog="utp rescore", description=__doc__.splitlines()[0])).parse_args(argv)
     results_dir = Path(ns.results_dir)
     with warnings.catch_warnings():
@@ -188,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"utp rescore: {exc}", file=sys.stderr)
         return 2
     for model, count in counts.items():
-        print(f"{model}: {count} recorded run(s) re-read differently and re-scored" if count
+        print(f"{model}: {count} recorded run(s) re-read differently and rewritten" if count
               else f"{model}: every recorded reading stands")
     if any(counts.values()) and not ns.no_reports:
         from harness.reporting import build_reports

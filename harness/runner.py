@@ -11,278 +11,41 @@ an interrupted evaluation resumes where it stopped.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from harness import provenance as provenance_mod
-from harness.cassettes import Cassette, CassetteError, CassetteMismatch, CassetteMissing, CassetteTransport, new_header
+from harness.cassettes import CassetteTransport
+from harness.cassette_file import CassetteError, CassetteMismatch, CassetteMissing, new_header
 from harness.fixtures import build_registry
-from harness.outcomes import ADVICE, ERROR_CLASSES, HOST_FATAL_KINDS, ErrorClass, Outcome, classify
+from harness.metrics import judge
+from harness.outcomes import Outcome, classify
 from harness.progress import Progress
-from harness.records import RECORD_SCHEMA, RunKey, append_record, completed_keys, is_done, model_slug
-from utp.backends.deadline import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_RESPONSE_DEADLINE_S, SharedPool
-from harness.scenarios import Scenario, Suite
-from utp.formats import PRESETS, get_preset
-from utp.types import Decision
+from harness.records import RECORD_SCHEMA, append_record, completed_keys, is_done, model_slug
+from harness.scenario_model import Scenario, Suite
+from utp.backends.deadline import SharedPool
+from utp.formats import get_preset
 from utp.negotiator import negotiated_for
-
-#: sampling fixed so a run can be repeated (and its cassette replayed) exactly
-DEFAULT_OPTIONS: dict[str, Any] = {"temperature": 0, "seed": 42, "num_ctx": 4096, "num_predict": 256}
-PROVENANCE_CASSETTE = "provenance.json"
-#: ``make eval MODEL=...`` with no FORMATS/SUITE: presets that separate models well (the server's own tool
-#: parser, the two families local models are trained on, JSON and Python calls, taught by example or not)
-QUICK_FORMATS = ("native", "prompt-hermes", "fewshot-hermes", "fewshot-json", "prompt-pythonic")
-QUICK_SUITES = ("core",)
-MODES = ("live", "record", "replay")
-#: cassette mode per run mode (``None``: no cassette at all)
-CASSETTE_MODES: dict[str, str | None] = {"live": None, "record": "all", "replay": "none"}
-
-
-class RunnerError(Exception):
-    """A configuration problem found before any run starts."""
-
-
-class HostUnreachable(RunnerError):
-    """The server (or embedded engine) cannot be used at all: nothing was run."""
-
-
-#: provenance failures that would fail every run of a model the same way: stop early, say why
-FATAL_PROVENANCE_ERRORS = {
-    "connect_error": "is the server running? (set --host / OLLAMA_HOST, or replay with --replay)",
-    "model_not_found": "pull the model first (e.g. `ollama pull NAME`) or check its name",
-    "not_installed": "install the embedded backend with `make local-models`",
-}
-
-
-def check_models(models: Iterable[str]) -> None:
-    """Reject specs no backend accepts before anything runs."""
-    from utp.backends import split_spec
-    from utp.backends.models import get_local_model
-
-    for model in models:
-        try:
-            scheme, name = split_spec(model)
-            if scheme in ("local", "llamacpp"):
-                get_local_model(name)
-        except Exception as exc:  # ValueError or BackendError, both mean "bad --model"
-            raise RunnerError(f"--model {model!r}: {exc}") from None
-
-
-def canonical_model(spec: str) -> str:
-    """``ollama:NAME`` and ``NAME`` are the same model; other prefixes are kept."""
-    spec = spec.strip()
-    return spec[len("ollama:"):] if spec.startswith("ollama:") else spec
-
-
-def resolve_formats(text: str | Sequence[str] | None) -> list[str]:
-    """``all`` → every preset; else a comma list (or list) of preset names, checked."""
-    if text is None:
-        return list(PRESETS)
-    names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text) if n.strip()]
-    if not names or names == ["all"]:
-        return list(PRESETS)
-    unknown = [n for n in names if n not in PRESETS]
-    if unknown:
-        raise RunnerError(f"unknown format preset(s): {', '.join(unknown)}; known: {', '.join(PRESETS)} (or 'all')")
-    return list(dict.fromkeys(names))
-
-
-def cassette_path(cassette_dir: str | Path, model: str, format_name: str, suite: str, scenario: str, repeat: int) -> Path:
-    return Path(cassette_dir) / model_slug(model) / format_name / Path(*suite.split("/")) / f"{model_slug(scenario)}.r{repeat}.json"
-
-
-def recorded_models(cassette_dir: str | Path) -> list[str]:
-    """Model specs with cassettes (their provenance cassette names the spec)."""
-    found = []
-    for provenance in sorted(Path(cassette_dir).glob(f"*/{PROVENANCE_CASSETTE}")):
-        try:
-            header = json.loads(provenance.read_text(encoding="utf-8")).get("header", {})
-        except (OSError, ValueError, AttributeError):
-            continue
-        spec = header.get("model_spec") or header.get("model")
-        if isinstance(spec, str) and spec:
-            found.append(spec)
-    return found
-
-
-def recorded_formats(cassette_dir: str | Path, models: Sequence[str]) -> list[str]:
-    """Presets the models have cassettes for, in preset order."""
-    found: dict[str, None] = {}
-    for model in models:
-        base = Path(cassette_dir) / model_slug(model)
-        for name in PRESETS:
-            if (base / name).is_dir():
-                found[name] = None
-    return list(found)
-
-
-def recorded_repeats(cassette_dir: str | Path, models: Sequence[str]) -> int:
-    """How many repeats the models' cassettes hold (``<scenario>.r<k>.json``)."""
-    highest = 0
-    for model in models:
-        for path in (Path(cassette_dir) / model_slug(model)).rglob("*.r*.json"):
-            suffix = path.name[: -len(".json")].rpartition(".r")[2]
-            if suffix.isdigit():
-                highest = max(highest, int(suffix) + 1)
-    return max(highest, 1)
-
-
-def recorded_request_settings(
-    cassette: Cassette, default_options: dict[str, Any], default_stream: bool
-) -> tuple[dict[str, Any], bool]:
-    """The model options and streaming mode a run was recorded with.
-
-    A replay must send byte-identical requests, so it reuses what the
-    recording sent (``--options num_predict=128`` and the like) instead of
-    today's defaults; a cassette without a chat request keeps the defaults.
-    """
-    for exchange in cassette.exchanges:
-        body = (exchange.get("request") or {}).get("body")
-        if isinstance(body, dict) and "messages" in body:
-            options = body.get("options")
-            stream = body.get("stream")
-            return (dict(options) if isinstance(options, dict) else dict(default_options),
-                    stream if isinstance(stream, bool) else default_stream)
-    return dict(default_options), default_stream
-
-
-def cassette_scenario_hash(path: Path) -> str | None:
-    """The scenario hash a run cassette was recorded for (None: unknown, e.g. hand-made)."""
-    try:
-        header = json.loads(path.read_text(encoding="utf-8")).get("header", {})
-    except (OSError, ValueError, AttributeError):
-        return None
-    value = header.get("scenario_hash") if isinstance(header, dict) else None
-    return value if isinstance(value, str) else None
-
-
-@dataclass
-class RunnerConfig:
-    models: list[str]
-    formats: list[str]
-    suites: list[Suite]
-    repeats: int = 1
-    mode: str = "live"  # live | record | replay
-    host: str | None = None
-    results_dir: Path = Path("reports/results")
-    cassette_dir: Path = Path("scenarios/cassettes")
-    options: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_OPTIONS))
-    concurrency: int = 1
-    resume: bool = False
-    hardware: str | None = None
-    stream: bool = True
-    #: replay only runs that have a cassette (``utp eval`` with no model named)
-    only_recorded: bool = False
-    call_timeout_s: float = 30.0
-    #: one model response, headers and whole body, must finish within this (a trickle ends too)
-    response_timeout_s: float = DEFAULT_RESPONSE_DEADLINE_S
-    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
-    #: this many runs in a row failing the same host-wide way (refused, timed out, model missing) stop the eval
-    stop_after_failures: int = 3
-    #: tests swap the live transport (a scripted server's, or one that must never be used)
-    live_transport_factory: Callable[[str], httpx.AsyncBaseTransport | None] | None = None
-    show_progress: bool | None = None
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise RunnerError(f"unknown mode {self.mode!r}; expected one of {', '.join(MODES)}")
-        if self.repeats < 1:
-            raise RunnerError(f"--repeats must be at least 1 (got {self.repeats})")
-        if self.concurrency < 1:
-            raise RunnerError(f"--concurrency must be at least 1 (got {self.concurrency})")
-        if self.response_timeout_s <= 0:
-            raise RunnerError(f"--timeout must be positive (got {self.response_timeout_s})")
-        self.models = [canonical_model(m) for m in self.models]
-        self.results_dir = Path(self.results_dir)
-        self.cassette_dir = Path(self.cassette_dir)
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    model: str
-    format: str
-    scenario: Scenario
-    repeat: int
-
-    @property
-    def key(self) -> RunKey:
-        return RunKey(self.model, self.format, self.scenario.suite, self.scenario.id, self.repeat)
-
-
-#: exit codes a CI job can act on (documented in the README)
-EXIT_OK = 0
-EXIT_CONFORMANCE = 1  # UTP itself misbehaved: an out-of-tier call executed, a parser crashed
-EXIT_ERRORED = 3  # runs errored (server, connection, timeout, harness): no result for them
-EXIT_CASSETTES = 4  # replay: cassettes missing or corrupt (record them; not a UTP failure)
-
-
-@dataclass
-class EvalResult:
-    records: list[dict[str, Any]]
-    skipped: int
-    planned: int
-    conformance_failures: list[str]
-    elapsed_s: float
-    missing_cassettes: int = 0
-    stale_cassettes: int = 0
-    #: why the eval stopped before running everything (None: it did not)
-    stopped: str | None = None
-
-    def errored(self) -> list[dict[str, Any]]:
-        return [r for r in self.records if classify(r).outcome is Outcome.ERRORED]
-
-    def cassette_errors(self) -> list[dict[str, Any]]:
-        return [r for r in self.errored() if classify(r).error_class is ErrorClass.CASSETTE]
-
-    @property
-    def exit_code(self) -> int:
-        """0 only when every requested run completed (or replayed); model quality alone never fails."""
-        if self.conformance_failures:
-            return EXIT_CONFORMANCE
-        errored = self.errored()
-        if errored and len(self.cassette_errors()) == len(errored):
-            return EXIT_CASSETTES
-        if errored or self.stopped:
-            return EXIT_ERRORED
-        return EXIT_OK
-
-
-class EvalStopped(Exception):
-    """Several runs in a row failed the same host-wide way: more runs would only repeat it."""
-
-
-class FailureStreak:
-    """Counts consecutive host-wide failures (refused, timed out, model missing) for one model."""
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self.count = 0
-        self.last = ""
-
-    def note(self, record: dict[str, Any]) -> None:
-        outcome = classify(record)
-        if outcome.outcome is Outcome.ERRORED and outcome.kind in HOST_FATAL_KINDS:
-            self.count += 1
-            self.last = outcome.message
-            if self.count >= self.limit:
-                raise EvalStopped(self.explain(record, outcome.kind or "error"))
-        else:
-            self.count = 0
-
-    def explain(self, record: dict[str, Any], kind: str) -> str:
-        host = (record.get("provenance") or {}).get("host") or "the server"
-        klass = ERROR_CLASSES.get(kind, ErrorClass.SERVER)
-        advice = "pull the model first or check its name" if kind == "model_not_found" else ADVICE[klass]
-        return (f"stopped after {self.count} runs in a row failed with {kind} on {record['model']} at {host}; "
-                f"last error: {self.last.splitlines()[0] if self.last else kind}. {advice}. Every finished run is "
-                "kept: continue with the same command plus --resume.")
-
+from utp.types import Decision
+from harness.runplan import (
+    PROVENANCE_CASSETTE,
+    CASSETTE_MODES,
+    HostUnreachable,
+    FATAL_PROVENANCE_ERRORS,
+    check_models,
+    cassette_path,
+    recorded_request_settings,
+    cassette_scenario_hash,
+    RunnerConfig,
+    RunSpec,
+    EvalResult,
+    EvalStopped,
+    FailureStreak,
+)
 
 # --------------------------------------------------------------------------- backends
 
@@ -471,7 +234,7 @@ class Runner:
                         async with self._write_lock:
                             append_record(self.config.results_dir, record)
                             records.append(record)
-                            failures.extend(_conformance_messages(record))
+                            failures.extend(conformance_messages(record, spec.scenario))
                             progress.advance(record)
                             streak.note(record)
 
@@ -485,8 +248,9 @@ class Runner:
             watcher.cancel()
             progress.close()
         missing = sum(1 for r in records if (r.get("error") or {}).get("kind") == "missing_cassette")
+        scenarios = {(s.scenario.suite, s.scenario.id): s.scenario for s in planned}
         return EvalResult(records, skipped, len(planned), failures, time.perf_counter() - started, missing, self.stale,
-                          stopped)
+                          stopped, scenarios)
 
     async def _provenance(self, model: str, transports: _Transports) -> dict[str, Any]:
         path = Path(self.config.cassette_dir) / model_slug(model) / PROVENANCE_CASSETTE
@@ -512,7 +276,7 @@ class Runner:
         if not _is_managed(model):
             # a replay's host answers nothing: the cassette says where the recording was made
             replayed_from = transport.header.get("host") if isinstance(transport, CassetteTransport) else None
-            prov["host"] = replayed_from if transports.mode == "none" else self.config.host
+            prov["host"] = replayed_from if transports.mode == "none" else getattr(backend, "base_url", None) or self.config.host
         unreachable = [k for k in prov.get("error_kinds", []) if k in FATAL_PROVENANCE_ERRORS]
         if unreachable and transports.mode != "none":
             message = prov["errors"][-1]  # a backend that already says which `make` target fixes it gets no second hint
@@ -546,7 +310,6 @@ class Runner:
             "provenance": {k: v for k, v in prov.items() if k != "errors" or v},
             "turns": [],
             "error": None,
-            "scores": {},
         }
         path = self._cassette(spec)
         transport: Any = None
@@ -558,7 +321,7 @@ class Runner:
             )
         except CassetteError as exc:
             record["error"] = _error("cassette_error", str(exc))
-            return self._score(record, scenario)
+            return record
         options, stream = self.config.options, self.config.stream
         if isinstance(transport, CassetteTransport):
             record["provenance"]["cassette"] = str(path)
@@ -590,7 +353,7 @@ class Runner:
             transport.finish()  # atomic; a run that errored never replaces what was recorded before
         if self.config.mode == "replay":
             _strip_unmeasured(record["turns"])
-        return self._score(record, scenario)
+        return record
 
     async def _conversation(
         self, record: dict[str, Any], spec: RunSpec, backend: Any, model_name: str, options: dict[str, Any], stream: bool
@@ -629,48 +392,38 @@ class Runner:
             if data["termination"] == "backend_error":
                 break  # the server refused; later turns would only repeat the refusal
 
-    def _score(self, record: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
-        """Scores for the screen and the exit code; reports and tuning score again from the records."""
-        from harness.scoring import score_run
-
-        if classify(record).outcome is Outcome.ERRORED:
-            record["scores"] = {}
-            return record
-        try:
-            record["scores"] = score_run(record, scenario)
-        except Exception as exc:  # a scoring bug must not lose the run; reports score again
-            record["scores"] = {"scoring_error": f"{type(exc).__name__}: {exc}"}
-        return record
-
 
 # --------------------------------------------------------------------------- conformance
 
 
-def _conformance_messages(record: dict[str, Any]) -> list[str]:
-    """What makes CI fail: UTP itself misbehaved, whatever the model did."""
+def conformance_messages(record: dict[str, Any], scenario: Scenario | None = None) -> list[str]:
+    """What makes CI fail: UTP itself misbehaved, whatever the model did (computed, never stored).
+
+    A finished run is read against its scenario by the metrics' own reading
+    (:func:`harness.metrics.judge`): an out-of-tier call executed, a parser
+    that raised. An errored run, or one that cannot be read, is checked for
+    executed out-of-tier calls alone.
+    """
     where = f"{record['model']} {record['format']} {record['suite']}/{record['scenario']} r{record['repeat']}"
-    out: list[str] = []
-    scores = record.get("scores") or {}
-    for failure in scores.get("conformance_failures") or []:
-        out.append(f"{where}: {failure.get('kind')}: {failure.get('detail')}")
-    if "conformance_failures" not in scores:
-        out.extend(f"{where}: {m}" for m in executed_violations(record))
-    return out
+    if classify(record).outcome is not Outcome.ERRORED:
+        try:
+            failures = judge(record, scenario).conformance_failures
+        except Exception:  # noqa: BLE001 - a reading bug must not lose the run; reports read it again
+            pass
+        else:
+            return [f"{where}: {failure.get('kind')}: {failure.get('detail')}" for failure in failures]
+    return [f"{where}: {m}" for m in executed_violations(record)]
 
 
 def executed_violations(record: dict[str, Any]) -> list[str]:
-    """Out-of-tier calls that ran; computed from decisions when no scorer is installed."""
-    tiers = {"crawl": 0, "walk": 1, "run": 2}
-    tool_tiers = {t["name"]: t.get("tier", "crawl") for t in (record.get("tools") or [])}
-    found = []
-    for t_index, turn in enumerate(record.get("turns") or []):
-        allowed = tiers.get(str(turn.get("tier_after_intent")), 0)
-        for round_ in turn.get("rounds") or []:
-            for call in round_.get("calls") or []:
-                tier = tiers.get(str(tool_tiers.get(call.get("name"), "crawl")), 0)
-                if call.get("decision") == Decision.EXECUTED and tier > allowed:
-                    found.append(f"tier violation executed: {call.get('name')} in turn {t_index}")
-    return found
+    """Out-of-tier calls that ran, read from the record alone (an errored run, or one that cannot be judged).
+
+    The same reading as scoring's (:func:`harness.metrics.judge`), with the
+    tools' tiers from the record instead of the scenario.
+    """
+    run = judge(record, None, triggers=())
+    return [f"tier violation executed: {c.call.name} in turn {c.turn}"
+            for c in run.calls if c.call.decision == Decision.EXECUTED and c.above_tier]
 
 
 async def _watch_stalls(progress: Progress, every_s: float = 1.0) -> None:

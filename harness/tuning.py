@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.outcomes import mostly_errored
+from harness.metrics import UnjudgedRunsWarning
 from harness.records import TornRecordWarning
 from harness.reporting import strip_separator
 from harness.reporting.loading import ReportError, ensure_scores, load_records, load_scenarios
 from harness.reporting.text import counted_rate, number
+from harness.scenario_model import Scenario
 from harness.scenarios import SCENARIOS_ROOT
 from harness.stats import aggregate, earned_recommendation, intervals_overlap, rank_formats
 from utp.formats import PRESETS
@@ -128,9 +130,33 @@ def tune_records(records: Iterable[Mapping[str, Any]]) -> dict[str, TunedProfile
     return {m: c.profile for m, c in model_choices(records).items() if c.profile is not None}
 
 
-def _records(results_dirs: str | Path | Iterable[str | Path], scenarios_dir: str | Path | None) -> list[dict[str, Any]]:
+def _records(
+    results_dirs: str | Path | Iterable[str | Path], scenarios_dir: str | Path | None,
+    scenarios: Mapping[tuple[str, str], Scenario] | None = None,
+) -> list[dict[str, Any]]:
+    """Records with scores derived against the scenarios of ``scenarios_dir`` (the project's) and ``scenarios``."""
     records = load_records(results_dirs)
-    return ensure_scores(records, load_scenarios(scenarios_dir or SCENARIOS_ROOT))
+    return ensure_scores(records, {**load_scenarios(scenarios_dir or SCENARIOS_ROOT), **(scenarios or {})})
+
+
+def best_presets(
+    model: str,
+    count: int,
+    *,
+    suite_prefix: str = "core/",
+    exclude: Iterable[str] = (),
+    results_dirs: str | Path | Iterable[str | Path] = (DEFAULT_RESULTS_DIR,),
+) -> list[str]:
+    """The model's ``count`` best presets on the suites under ``suite_prefix``, by the rule ``utp tune`` uses.
+
+    What a recording plan asks before spending hours ("record BFCL under the
+    three formats that did best on core"), ranked the same way as the reports.
+    """
+    excluded = set(exclude)
+    records = [r for r in load_records(results_dirs)
+               if r.get("model") == model and str(r.get("suite", "")).startswith(suite_prefix) and r.get("format") not in excluded]
+    records = ensure_scores(records, load_scenarios(SCENARIOS_ROOT))
+    return [str(row["format"]) for row in ranked_formats(records).get(model, [])[:count]]
 
 
 def tune(
@@ -138,15 +164,18 @@ def tune(
     out_path: str | Path | None = DEFAULT_OUT,
     *,
     scenarios_dir: str | Path | None = None,
+    scenarios: Mapping[tuple[str, str], Scenario] | None = None,
     merge: bool = False,
 ) -> dict[str, TunedProfile]:
     """Tune every model found in ``results_dirs`` and write the profiles to ``out_path`` (TOML).
 
+    Runs are judged against the scenarios of ``scenarios_dir`` and
+    ``scenarios`` (suites outside the project's, by (suite id, scenario id)).
     Nothing is written when no model has earned a profile (an empty or failed
     evaluation must not wipe an existing tuned file). ``out_path=None``
     computes without writing.
     """
-    profiles = tune_records(_records(results_dirs, scenarios_dir))
+    profiles = tune_records(_records(results_dirs, scenarios_dir, scenarios))
     if profiles and out_path is not None:
         save_tuned(profiles, out_path, merge=merge)
     return profiles
@@ -178,10 +207,11 @@ def choice_line(choice: ModelChoice) -> str:
 
 
 def recommendations(
-    results_dirs: str | Path | Iterable[str | Path] = (DEFAULT_RESULTS_DIR,), models: Iterable[str] | None = None
+    results_dirs: str | Path | Iterable[str | Path] = (DEFAULT_RESULTS_DIR,), models: Iterable[str] | None = None,
+    scenarios: Mapping[tuple[str, str], Scenario] | None = None,
 ) -> list[str]:
     """One line per model (only ``models`` when given), for the end of ``make eval`` (nothing is written)."""
-    choices = model_choices(_records(results_dirs, None))
+    choices = model_choices(_records(results_dirs, None, scenarios))
     wanted = None if models is None else set(models)
     return [choice_line(c) for m, c in choices.items() if wanted is None or m in wanted]
 
@@ -213,6 +243,7 @@ def tune_main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TornRecordWarning)
+            warnings.simplefilter("always", UnjudgedRunsWarning)
             profiles = tune(results_dirs, out, scenarios_dir=getattr(ns, "scenarios_dir", None),
                             merge=bool(getattr(ns, "merge", False)))
     except ReportError as exc:

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# Record the Qwen2.5-Coder models' cassettes (what `make eval` replays), one
-# recording process at a time on one thread, resumable: stop it at any point
-# and run it again to continue (`--resume` skips finished runs).
+# Record the Qwen2.5-Coder models' cassettes (what `make eval` replays), on one
+# thread per model, resumable: stop it at any point and run it again to
+# continue (`--resume` skips finished runs).
 #
 #   1. 0.5B embedded: every core scenario under every preset
-#   2. 0.5B through llama-server (--jinja): core under native-openai and native
+#   2. 0.5B through llama-server (--jinja, llama.cpp's own tool-call parser):
+#      core under native-openai and constrained-json (its json_schema)
 #   3. 1.5B embedded: core under native, prompt-hermes, fewshot-json,
-#      prompt-pythonic and the 0.5B's best other preset; then native-openai
-#      and native through llama-server
-#   4. 0.5B embedded: the BFCL sample, deepened 2 items per category at a time
-#      up to BFCL_LIMIT under every preset (a stop leaves categories even)
-#   5. 1.5B embedded: the BFCL sample under its three best presets on core
+#      prompt-pythonic and constrained-json; native-openai and
+#      constrained-json through llama-server; then the 0.5B's best other preset
+#   4. 0.5B embedded: the BFCL sample under its three best presets on core,
+#      deepened 2 items per category at a time up to BFCL_LIMIT (a stop leaves
+#      categories even)
+#   5. 1.5B embedded: the same for the BFCL sample under its three best presets
+#
+# The two models can record side by side, one process each on one core
+# (QWEN_ONLY=0.5b or QWEN_ONLY=1.5b runs one model's steps).
 #
 # num_predict: 256 tokens (the harness default). These models are trained to
 # call tools and stop by themselves: their calls take 20-60 tokens, several
@@ -18,7 +23,7 @@
 # could cut a call (scored as the model's failure). What does not fit is a
 # runaway repetition of one call, which 256 bounds at about 35 s a round on
 # one thread.
-# Environment: UTP (the utp command, default .venv/bin/utp), QWEN_NUM_PREDICT,
+# Environment: UTP (the utp command, default .venv/bin/utp), QWEN_NUM_PREDICT, QWEN_ONLY,
 # BFCL_LIMIT (default 12), QWEN_THREADS (default 1), UTP_ROOT (the checkout,
 # default: this script's parent directory).
 set -u
@@ -30,7 +35,9 @@ BFCL_LIMIT=${BFCL_LIMIT:-12}
 THREADS=${QWEN_THREADS:-1}
 Q05=qwen2.5-coder-0.5b
 Q15=qwen2.5-coder-1.5b
-FIXED_15="native,prompt-hermes,fewshot-json,prompt-pythonic"
+FIXED_15="native,prompt-hermes,fewshot-json,prompt-pythonic,constrained-json"
+SERVER_FORMATS="native-openai,constrained-json"
+ONLY=${QWEN_ONLY:-}
 
 step() {
     echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) utp eval $*"
@@ -38,46 +45,46 @@ step() {
         || echo "!! $(date -u +%Y-%m-%dT%H:%M:%SZ) step ended with status $?: $*"
 }
 
-# best_presets MODEL COUNT [EXCLUDED,...]: presets by task success on the model's recorded core runs
+# best_presets MODEL COUNT [EXCLUDED,...]: the model's best presets on core, ranked as `utp tune` ranks them
 best_presets() {
-    "$PY" - "$@" <<'PY'
-import json, sys
-from collections import defaultdict
-from harness.records import read_records
-model, count = sys.argv[1], int(sys.argv[2])
-excluded = set(filter(None, (sys.argv[3] if len(sys.argv) > 3 else "").split(",")))
-tally = defaultdict(lambda: [0, 0])
-for record in read_records("reports/results", models=[model]):
-    if record.get("suite", "").startswith("core/") and record["format"] not in excluded:
-        tally[record["format"]][0] += bool((record.get("scores") or {}).get("task_success"))
-        tally[record["format"]][1] += 1
-ranked = sorted(tally, key=lambda f: (-tally[f][0] / tally[f][1], f))
-print(",".join(ranked[:count]))
-PY
+    "$PY" -c 'import sys; from harness.tuning import best_presets
+print(",".join(best_presets(sys.argv[1], int(sys.argv[2]), exclude=filter(None, (sys.argv[3:] or [""])[0].split(",")))))' "$@"
 }
 
 server_built() { "$PY" -c "from utp.backends.llama_server import server_binary; server_binary()" 2>/dev/null; }
 
-step --model "local:$Q05" --suite core --formats all
+bfcl() {  # bfcl MODEL PRESETS: the BFCL sample, deepened evenly
+    for limit in $(seq 2 2 "$BFCL_LIMIT") "$BFCL_LIMIT"; do
+        step --model "$1" --suite bfcl --limit "$limit" --formats "$2"
+    done
+}
 
-if server_built; then
-    step --model "llamacpp:$Q05" --suite core --formats native-openai,native
-else
-    echo "-- llama-server is not built (make llama-server): skipping llamacpp:$Q05"
-fi
+record_05() {
+    step --model "local:$Q05" --suite core --formats all
+    if server_built; then
+        step --model "llamacpp:$Q05" --suite core --formats "$SERVER_FORMATS"
+    else
+        echo "-- llama-server is not built (make llama-server): skipping llamacpp:$Q05"
+    fi
+    BEST3=$(best_presets "local:$Q05" 3)
+    bfcl "local:$Q05" "${BEST3:-prompt-hermes,native,fewshot-json}"
+}
 
-BEST_OTHER=$(best_presets "local:$Q05" 1 "$FIXED_15,native-openai")
-step --model "local:$Q15" --suite core --formats "$FIXED_15${BEST_OTHER:+,$BEST_OTHER}"
-if server_built; then
-    step --model "llamacpp:$Q15" --suite core --formats native-openai,native
-fi
+record_15() {
+    step --model "local:$Q15" --suite core --formats "$FIXED_15"
+    if server_built; then
+        step --model "llamacpp:$Q15" --suite core --formats "$SERVER_FORMATS"
+    fi
+    # chosen late: by now the 0.5B (recording beside it) has been through every preset
+    BEST_OTHER=$(best_presets "local:$Q05" 1 "$FIXED_15,native-openai")
+    [ -n "$BEST_OTHER" ] && step --model "local:$Q15" --suite core --formats "$BEST_OTHER"
+    BEST3=$(best_presets "local:$Q15" 3)
+    bfcl "local:$Q15" "${BEST3:-native,prompt-hermes,fewshot-json}"
+}
 
-for limit in $(seq 2 2 "$BFCL_LIMIT") "$BFCL_LIMIT"; do
-    step --model "local:$Q05" --suite bfcl --limit "$limit" --formats all
-done
-
-BEST3=$(best_presets "local:$Q15" 3)
-for limit in $(seq 2 2 "$BFCL_LIMIT") "$BFCL_LIMIT"; do
-    step --model "local:$Q15" --suite bfcl --limit "$limit" --formats "${BEST3:-native,prompt-hermes,fewshot-json}"
-done
+case "$ONLY" in
+    0.5b) record_05 ;;
+    1.5b) record_15 ;;
+    *) record_05; record_15 ;;
+esac
 echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) done"

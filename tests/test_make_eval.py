@@ -11,11 +11,12 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from harness.records import read_records
 from tests.harness.conftest import EXAMPLES, scripted_model
+from tests.support.derived import derived_scores
 from tests.support.scripted_server import ScriptedServer, closed_port_url, turn_from_callable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,12 +37,9 @@ def make_eval(tmp_path: Path, *variables: str, host: str) -> subprocess.Complete
     )
 
 
-def scores(results_dir: Path) -> dict[tuple, dict]:
-    out = {}
-    for record in read_records(results_dir):
-        data = {k: v for k, v in record["scores"].items() if k not in ("wall_s", "ttft_s")}
-        out[(record["format"], record["scenario"], record["repeat"])] = data
-    return out
+def scores(results_dir: Path) -> dict[tuple[str, str, str, int], dict[str, Any]]:
+    """Each run's scores, derived from its record as reports derive them (records hold none)."""
+    return derived_scores(results_dir, EXAMPLES)
 
 
 def test_make_eval_records_from_a_live_server_and_replays_without_one(tmp_path: Path):

@@ -54,3 +54,11 @@ def test_loop_example_runs_the_tool_and_ends_with_the_answer(monkeypatch: pytest
     assert "auth/handler.py" in printed
     tool_messages = [m for m in bodies[1]["messages"] if m.get("role") == "tool"]
     assert tool_messages and "auth/handler.py:15" in tool_messages[0]["content"]
+
+
+def test_results_table_is_the_committed_reports_own() -> None:
+    from harness.reporting.readme_table import load_reports, results_table
+
+    table = results_table(load_reports(README.parent / "reports"))
+    assert table in README.read_text(encoding="utf-8"), (
+        "README's results table differs from the reports: paste `python -m harness.reporting.readme_table`")

@@ -21,7 +21,7 @@ from harness.cli import main
 from harness.outcomes import is_errored
 from harness.records import model_slug, read_records
 from harness.rescore import reading
-from harness.runner import recorded_models
+from harness.runplan import recorded_models
 from tests.support.sweeps import full_sweeps
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,7 +17,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.metrics import UnjudgedRunsWarning
 from harness.records import TornRecordWarning
+from harness.scenario_model import Scenario
 from harness.scenarios import SCENARIOS_ROOT
 from harness.reporting.csvreport import render_csv
 from harness.reporting.html import MODEL_PAGE, render_index_html
@@ -66,16 +68,19 @@ def build_reports(
     results_dir: str | Path = DEFAULT_RESULTS_DIR,
     out_dir: str | Path = DEFAULT_OUT_DIR,
     scenarios_dir: str | Path | None = None,
+    scenarios: Mapping[tuple[str, str], Scenario] | None = None,
 ) -> list[Path]:
     """Write every model's compatibility.{md,json,csv} and page (index.html), plus index.md and index.html.
 
     Records are scored here, against the scenarios in ``scenarios_dir`` (the
-    project's suites by default): a report always reflects the current
-    scorer, and a scoring change never has to rewrite the recorded history.
+    project's suites by default) and ``scenarios`` (by (suite id, scenario
+    id): suites from elsewhere, such as the ones ``utp eval`` just ran): a
+    report always reflects the current scorer, and a scoring change never has
+    to rewrite the recorded history. A run whose scenario is not found is
+    shown with its scenario-free figures and no task verdict.
     """
     records = load_records(results_dir)
-    scenarios = load_scenarios(scenarios_dir or SCENARIOS_ROOT)
-    records = ensure_scores(records, scenarios)
+    records = ensure_scores(records, {**load_scenarios(scenarios_dir or SCENARIOS_ROOT), **(scenarios or {})})
     reports, excluded = build_model_reports(records)
     out = Path(out_dir)
     written: list[Path] = []
@@ -120,6 +125,7 @@ def report_main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TornRecordWarning)
+            warnings.simplefilter("always", UnjudgedRunsWarning)
             written = build_reports(
                 getattr(ns, "results_dir", DEFAULT_RESULTS_DIR),
                 getattr(ns, "out", DEFAULT_OUT_DIR),

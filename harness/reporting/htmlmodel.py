@@ -18,13 +18,12 @@ from typing import Any
 
 from harness.reporting.charts import Bar, hbars, heat_colour, rate_axis_max
 from harness.reporting.htmlkit import errored_alert, header_cell, legend, page, preset_legend, table, verdict_card
-from harness.reporting.markdown import FORMAT_HEADERS, format_rows
+from harness.reporting.markdown import format_headers, format_rows
 from harness.reporting.text import DASH, FEW, number, rate_ci
 from harness.reporting.verdict import call_figures
 from harness.reporting.words import COLUMNS, describe_preset, plain, plain_sentence
 from harness.stats import earned_recommendation, rank_formats, wilson_interval
 
-SAFETY_HEADERS = ["Format", "Out-of-tier attempts", "Blocked", "Executed (must be 0)", "Conformance failures"]
 ERROR_HEADERS = ["What happened", "Where"]
 
 
@@ -72,8 +71,9 @@ def _format_table(report: Mapping[str, Any]) -> list[str]:
     """Every format's figures, best first; a column nobody measured (pass@k without repeats) is left out."""
     best = report["verdict"]["best_format"]
     rows = format_rows(report)
-    keep = [i for i, h in enumerate(FORMAT_HEADERS) if i == 0 or any(row[i] != DASH for row in rows)]
-    headers = [FORMAT_HEADERS[i] for i in keep]
+    all_headers = format_headers()
+    keep = [i for i, h in enumerate(all_headers) if i == 0 or any(row[i] != DASH for row in rows)]
+    headers = [all_headers[i] for i in keep]
     cells = [[escape(row[0]) + (" ★" if row[0] == best else "")] + [_two_lines(row[i]) for i in keep[1:]]
              for row in rows]
     star = "★ the recommended format. " if best else ""
@@ -115,10 +115,10 @@ def _safety(report: Mapping[str, Any], ranked: Sequence[Mapping[str, Any]]) -> l
     status = report["verdict"]["tier_enforcement"]
     words = plain(status)
     out = [f"<p><strong>{escape(words[:1].upper() + words[1:])}.</strong></p>"]
-    rows = [[escape(r["format"]), str(r["escalation_attempts"]), str(r["blocked"]), str(r["executed_violations"]),
-             str(r["conformance_failures"])] for r in ranked]
+    headers = format_headers("safety")
+    rows = [[escape(row[0]), *row[1:]] for row in format_rows({"formats": ranked}, "safety")]
     if any(cell != "0" for row in rows for cell in row[1:]):
-        out += [table(SAFETY_HEADERS, rows), legend(SAFETY_HEADERS[1:])]
+        out += [table(headers, rows), legend(headers[1:])]
     if report["conformance"]:
         items = "".join(
             f"<li>{escape(c['format'])} · {escape(c['suite'])} / {escape(c['scenario'])} (repeat {c['repeat']}): "
@@ -179,6 +179,8 @@ def _provenance(report: Mapping[str, Any]) -> str:
     facts = {
         "Engine": f"{listed(prov['engines'])}, version {listed(prov['server_versions'])}",
         "Model digest": listed(prov["model_digests"]),
+        "Chat template sha256": listed(prov.get("template_hashes") or []),
+        "Server's tool-call parser": listed(prov.get("server_tool_parsers") or []),
         "Options": "; ".join(json.dumps(o, sort_keys=True) for o in prov["options"]) or "defaults",
         "Hardware": listed(prov["hardware"]),
         "Dates": span,

@@ -17,10 +17,13 @@ from typing import Any
 
 import pandas as pd
 
+from harness.metrics import format_row_schema
 from harness.outcomes import errored_by_class, results_only
+from harness.reporting.constraint import constraint_lift
 from harness.reporting.loading import model_slug
 from harness.reporting.text import truncate_middle
 from harness.reporting.verdict import build_verdict, sources_summary
+from harness.runrecord import RoundRecord, RunRecord
 from harness.stats import aggregate, breakdown, format_sensitivity
 
 REPORT_VERSION = 1
@@ -53,6 +56,8 @@ def _provenance(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     engines: set[str] = set()
     versions: set[str] = set()
     digests: set[str] = set()
+    templates: set[str] = set()
+    parsers: set[str] = set()
     hardware: set[str] = set()
     options: dict[str, Any] = {}
     dates: list[str] = []
@@ -70,6 +75,10 @@ def _provenance(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             versions.add(str(version))
         if info.get("digest"):
             digests.add(str(info["digest"]))
+        if info.get("template_hash"):
+            templates.add(str(info["template_hash"]))
+        if info.get("parser"):
+            parsers.add(str(info["parser"]))
         if prov.get("hardware"):
             hardware.add(str(prov["hardware"]))
         if prov.get("options"):
@@ -84,6 +93,8 @@ def _provenance(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "engines": sorted(engines),
         "server_versions": sorted(versions),
         "model_digests": sorted(digests),
+        "template_hashes": sorted(templates),
+        "server_tool_parsers": sorted(parsers),
         "hardware": sorted(hardware),
         "options": [options[k] for k in sorted(options)],
         "modes": dict(sorted(modes.items())),
@@ -92,12 +103,12 @@ def _provenance(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _round_text(rnd: Mapping[str, Any]) -> str:
-    text = str(rnd.get("raw_text") or rnd.get("content") or "")
+def _round_text(rnd: RoundRecord) -> str:
+    text = str(rnd.raw_text or rnd.content or "")
     calls = [
-        f"→ {c.get('name')}({json.dumps(c.get('arguments'), ensure_ascii=False, sort_keys=True)}) "
-        f"[{c.get('format') or '?'}; {c.get('decision') or '?'}]"
-        for c in rnd.get("calls") or []
+        f"→ {c.name}({json.dumps(c.arguments, ensure_ascii=False, sort_keys=True)}) "
+        f"[{c.format or '?'}; {c.decision or '?'}]"
+        for c in rnd.calls
     ]
     return "\n".join(part for part in (text, *calls) if part) or "(empty response)"
 
@@ -110,19 +121,19 @@ def _failure_text(record: Mapping[str, Any]) -> str:
     the calls as extracted, because the mistake may be in any of them.
     """
     where = (record.get("scores") or {}).get("failure_at") or {}
-    turns = record.get("turns") or []
-    if not turns:
-        return str(record.get("error") or "(no turns recorded)")
-    t = where.get("turn", len(turns) - 1)
-    turn = turns[t] if isinstance(t, int) and 0 <= t < len(turns) else turns[-1]
-    rounds = turn.get("rounds") or []
-    chosen = next((rnd for rnd in rounds if rnd.get("index") == where.get("round")), None)
+    run = RunRecord.of(record)
+    if not run.turns:
+        return str(run.error or "(no turns recorded)")
+    t = where.get("turn", len(run.turns) - 1)
+    turn = run.turns[t] if isinstance(t, int) and 0 <= t < len(run.turns) else run.turns[-1]
+    chosen = next((rnd for rnd in turn.rounds if rnd.index == where.get("round")), None)
     if where.get("kind") == "parse" and chosen is not None:
         return _round_text(chosen)
-    if where.get("kind") == "leak" and turn.get("final_answer"):
-        return str(turn["final_answer"])
-    parts = [f"── round {rnd.get('index', i)} ──\n{_round_text(rnd)}" for i, rnd in enumerate(rounds)]
-    error = turn.get("error") or record.get("error")
+    if where.get("kind") == "leak" and turn.final_answer:
+        return str(turn.final_answer)
+    parts = [f"── round {rnd.index if rnd.index is not None else i} ──\n{_round_text(rnd)}"
+             for i, rnd in enumerate(turn.rounds)]
+    error = turn.error or run.error
     if error:
         parts.append(f"── error ──\n{error}")
     return "\n".join(parts) or "(no rounds recorded)"
@@ -228,6 +239,8 @@ def model_report(model: str, records: Sequence[Mapping[str, Any]], synthetic_exc
         "failure_counts": failure_counts,
         "failures": failures,
     }
+    lift = constraint_lift(records)
+    report["constraint_lift"] = lift.as_dict() if lift is not None else None
     report["verdict"] = build_verdict(report)
     return report
 
@@ -237,4 +250,7 @@ def render_json(report: Mapping[str, Any]) -> str:
 
 
 def load_schema() -> dict[str, Any]:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    """The report's JSON Schema; the rows of ``formats`` are the registered metrics' summary fields."""
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema["properties"]["formats"]["items"] = format_row_schema()
+    return schema

@@ -8,23 +8,19 @@ again later appends a newer record for the same key; the newest one wins.
 
 from __future__ import annotations
 
-import json
-import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.records import TornRecordWarning, latest_per_run, model_slug
-from harness.scoring import SCORER_VERSION, score_run
+from harness import records as run_files
+from harness.metrics import ensure_scores
+from harness.records import model_slug
+from harness.runrecord import RecordError
 from utp.fileio import write_text_atomic
 
 
 class ReportError(Exception):
     """Stored results that cannot be read (message names file, line and field)."""
-
-
-#: fields a record must carry to be placed in a report
-REQUIRED_FIELDS = ("model", "format", "suite", "scenario")
 
 
 def record_key(record: Mapping[str, Any]) -> tuple[str, str, str, str, int]:
@@ -41,53 +37,22 @@ def result_files(results_dir: str | Path) -> list[Path]:
     directory = Path(results_dir)
     if not directory.is_dir():
         raise ReportError(f"{directory}: results directory does not exist (run `utp eval` first)")
-    return sorted(p for p in directory.glob("*.jsonl") if p.is_file())
+    return run_files.result_files(directory)
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:
-    """Every record of one JSONL file.
-
-    Blank lines are skipped; a line that is not JSON (a torn append) is
-    skipped with a :class:`TornRecordWarning`; a JSON line that is not a
-    usable run record is an error naming file, line and field.
-    """
-    path = Path(path)
-    records = []
+    """Every record of one JSONL file (:func:`harness.records.iter_records`, strict: a bad record is an error)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"{path}: cannot read results file: {exc}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            # an interrupted append leaves one torn line; the runner skips it too
-            warnings.warn(
-                f"{path}:{number}: skipped a line that is not valid JSON ({exc.msg} at column {exc.colno})",
-                TornRecordWarning,
-                stacklevel=2,
-            )
-            continue
-        if not isinstance(record, dict):
-            raise ReportError(f"{path}:{number}: a run record must be a JSON object, got {type(record).__name__}")
-        for name in REQUIRED_FIELDS:
-            if not isinstance(record.get(name), str) or not record.get(name):
-                raise ReportError(f"{path}:{number}: field {name!r} is missing or not a non-empty string")
-        if not isinstance(record.get("turns", []), list):
-            raise ReportError(f"{path}:{number}: field 'turns' must be a list")
-        if record.get("scores") is not None and not isinstance(record.get("scores"), dict):
-            raise ReportError(f"{path}:{number}: field 'scores' must be an object")
-        records.append(record)
-    return records
+        return list(run_files.iter_records(path, strict=True))
+    except RecordError as exc:
+        raise ReportError(str(exc)) from None
 
 
 def load_records(results_dirs: str | Path | Iterable[str | Path]) -> list[dict[str, Any]]:
     """Records of one or more results directories, newest per run (an errored run never hides a result)."""
     dirs = [results_dirs] if isinstance(results_dirs, (str, Path)) else list(results_dirs)
-    records = [record for directory in dirs for path in result_files(directory) for record in read_records(path)]
-    return sorted(latest_per_run(records), key=record_key)
+    found = [record for directory in dirs for path in result_files(directory) for record in read_records(path)]
+    return sorted(run_files.latest_per_run(found), key=record_key)
 
 
 def load_scenarios(scenarios_dir: str | Path) -> dict[tuple[str, str], Any]:
@@ -112,36 +77,7 @@ def load_scenarios(scenarios_dir: str | Path) -> dict[tuple[str, str], Any]:
     return found
 
 
-def ensure_scores(
-    records: Iterable[Mapping[str, Any]], scenarios: Mapping[tuple[str, str], Any] | None = None
-) -> list[dict[str, Any]]:
-    """Records with current scores: rescored when the scenario is known, else stored scores kept.
-
-    A record whose scenario is known and unchanged (same ``scenario_hash``) is
-    rescored, so improving the scorer and running ``utp report`` updates every
-    report without re-running models. When the scenario changed since the run,
-    the stored score (made against the scenario the model actually saw) is
-    kept unless it comes from an older scorer.
-    """
-    out = []
-    for record in records:
-        scenario = (scenarios or {}).get((str(record.get("suite")), str(record.get("scenario"))))
-        stored = record.get("scores")
-        stale = not isinstance(stored, dict) or stored.get("scorer_version") != SCORER_VERSION
-        same_hash = scenario is not None and record.get("scenario_hash") in (None, scenario.scenario_hash)
-        if scenario is not None and (same_hash or stale):
-            record = {**record, "scores": score_run(record, scenario)}
-        elif not isinstance(stored, dict) or "scorer_version" not in stored:
-            # never scored, or the runner's scorer failed: the scenario-free figures at least
-            record = {**record, "scores": score_run(record, None)}
-        out.append(dict(record))
-    return out
-
-
-
-
 __all__ = [
-    "REQUIRED_FIELDS",
     "ReportError",
     "ensure_scores",
     "load_records",

@@ -6,42 +6,44 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.reporting.constraint import lift_cell
 from harness.reporting.words import column_paragraph, plain
-from harness.reporting.text import DASH, NOT_MEASURED, counted_rate, fenced, md_table, number, pct, rate_ci
+from harness.reporting.text import DASH, counted_rate, fenced, md_table, number, pct, rate_ci
+from harness.metrics import Cell, Count, CountedRate, Figure, columns
 from harness.stats import rank_formats, wilson_interval
 
-FORMAT_HEADERS = [
-    "Format", "Runs", "Call tasks [95% CI]", "Restraint", "Parse", "Leaks", "Adherence", "Arg validity",
-    "Clean stops", "Decode tok/s", "Prompt tok/s", "Wall s", "TTFT s", "pass@k / pass^k",
-]
-
-#: what each column means, printed under the table (a column nobody can read is noise)
-COLUMN_DEFINITIONS = column_paragraph(FORMAT_HEADERS[1:])
+def format_headers(table: str = "formats") -> list[str]:
+    """``Format`` and the registered metrics' columns of a table (``formats`` or ``safety``), left to right."""
+    return ["Format", *(c.header for c in columns(table))]
 
 
-def _pass_k(row: Mapping[str, Any]) -> str:
-    if row.get("k") is None:
-        return DASH
-    return f"k={row['k']}: {pct(row.get('pass_at_k'))} / {pct(row.get('pass_hat_k'))}"
+def column_definitions() -> str:
+    """What each column of the format table means, printed under it (a column nobody can read is noise)."""
+    return column_paragraph(format_headers()[1:])
 
 
-def format_rows(report: Mapping[str, Any]) -> list[list[str]]:
+def render_cell(cell: Cell, row: Mapping[str, Any]) -> str:
+    """A metric's cell as text: every rate with its count, a missing figure as a dash (or ``not measured``)."""
+    if isinstance(cell, CountedRate):
+        return counted_rate(row[cell.passed], row[cell.total], row.get(cell.low) if cell.low else None,
+                            row.get(cell.high) if cell.high else None)
+    if isinstance(cell, Figure):
+        return number(row[cell.key], cell.digits, cell.missing if cell.missing is not None else DASH)
+    if isinstance(cell, Count):
+        return str(row[cell.key])
+    return cell.render(row)
+
+
+def format_rows(report: Mapping[str, Any], table: str = "formats") -> list[list[str]]:
     """One row per format, best first (the order the recommendation uses), every rate with its count."""
-    rows = []
-    for r in rank_formats(report["formats"]):
-        runs = str(r["runs"]) + (f" (+{r['errored']} errored)" if r.get("errored") else "")
-        if r.get("unsupported"):
-            runs += f" ({r['unsupported']} unsupported)"
-        rows.append([
-            r["format"], runs,
-            counted_rate(r["call_passed"], r["call_tasks"], r["call_ci_low"], r["call_ci_high"]),
-            counted_rate(r["restraint_passed"], r["restraint_tasks"]),
-            counted_rate(r["calls_extracted"], r["calls_meant"]), counted_rate(r["leaks"], r["runs"]),
-            counted_rate(r["adherent_calls"], r["adherence_calls"]), counted_rate(r["args_valid"], r["args_checked"]),
-            counted_rate(r["clean_terminations"], r["runs"]), number(r["decode_tps"]), number(r["prompt_tps"]),
-            number(r["wall_s"], 2, NOT_MEASURED), number(r["ttft_s"], 2, NOT_MEASURED), _pass_k(r),
-        ])
-    return rows
+    shown = columns(table)
+    return [[r["format"], *(render_cell(c.cell, r) for c in shown)] for r in rank_formats(report["formats"])]
+
+
+def _unranked_rows(report: Mapping[str, Any], table: str) -> list[list[str]]:
+    """One row per format in the report's own order (the safety table is not a ranking)."""
+    shown = columns(table)
+    return [[r["format"], *(render_cell(c.cell, r) for c in shown)] for r in report["formats"]]
 
 
 def errored_lines(report: Mapping[str, Any]) -> list[str]:
@@ -92,6 +94,8 @@ def _provenance_lines(report: Mapping[str, Any]) -> list[str]:
     return [
         f"- Engine: {listed(prov['engines'])}, version {listed(prov['server_versions'])}",
         f"- Model digest: {listed(prov['model_digests'])}",
+        f"- Chat template sha256: {listed(prov.get('template_hashes') or [])}",
+        f"- Server's tool-call parser: {listed(prov.get('server_tool_parsers') or [])}",
         f"- Options: {options}",
         f"- Hardware: {listed(prov['hardware'])}",
         f"- Dates: {span}",
@@ -116,7 +120,7 @@ def render_model_markdown(report: Mapping[str, Any]) -> str:
     out += ["## Provenance", "", *_provenance_lines(report), ""]
     out += [
         "## Formats", "",
-        md_table(FORMAT_HEADERS, format_rows(report)), "", COLUMN_DEFINITIONS, "",
+        md_table(format_headers(), format_rows(report)), "", column_definitions(), "",
     ]
     sens = report.get("sensitivity")
     if sens and sens["formats"] > 1:
@@ -125,14 +129,8 @@ def render_model_markdown(report: Mapping[str, Any]) -> str:
             f"({sens['best_format']}, {pct(sens['best'])}) and the worst ({sens['worst_format']}, {pct(sens['worst'])}) "
             f"format; standard deviation across formats {number(sens['std'] * 100, 1)} points.", "",
         ]
-    safety = [
-        [r["format"], str(r["escalation_attempts"]), str(r["blocked"]), str(r["executed_violations"]),
-         str(r["conformance_failures"])]
-        for r in report["formats"]
-    ]
     out += ["## Tier enforcement and conformance", "",
-            md_table(["Format", "Out-of-tier attempts", "Blocked", "Executed (must be 0)", "Conformance failures"], safety),
-            ""]
+            md_table(format_headers("safety"), _unranked_rows(report, "safety")), ""]
     if report["conformance"]:
         out += [md_table(["Format", "Suite", "Scenario", "Repeat", "Kind", "Detail"],
                          [[c["format"], c["suite"], c["scenario"], str(c["repeat"]), c["kind"], c["detail"]]
@@ -168,20 +166,19 @@ def render_index_markdown(reports: Sequence[Mapping[str, Any]], excluded: Mappin
     else:
         out += [md_table(
             ["Model", "Recommended format", "Call tasks [95% CI]", "Runner-up", "Native tools", "Tier enforcement",
-             "Runs", "Errored"],
+             "Constraining: lift [95% CI]", "Runs", "Errored"],
             [[f"[{r['model']}]({r['slug']}/compatibility.md)", r["verdict"]["best_format"] or "none earned",
               counted_rate(r["verdict"]["best_call_passed"], r["verdict"]["best_call_tasks"],
                            *(r["verdict"]["best_ci"] or [None, None])),
               r["verdict"]["runner_up"] or DASH, plain(r["verdict"]["native_tools"]), plain(r["verdict"]["tier_enforcement"]),
-              str(r["sources"]["runs"]), str(r["sources"]["errored"])] for r in reports],
+              lift_cell(r.get("constraint_lift")), str(r["sources"]["runs"]), str(r["sources"]["errored"])]
+             for r in reports],
         ), ""]
-        out += ["## All models × formats", "", "Best first within each model. " + COLUMN_DEFINITIONS, ""]
+        out += ["## All models × formats", "", "Best first within each model. " + column_definitions(), ""]
+        shown = [c for c in columns() if c.in_index]
         out += [md_table(
-            ["Model", "Format", "Runs", "Call tasks [95% CI]", "Restraint", "Parse", "Decode tok/s"],
-            [[r["model"], f["format"], str(f["runs"]),
-              counted_rate(f["call_passed"], f["call_tasks"], f["call_ci_low"], f["call_ci_high"]),
-              counted_rate(f["restraint_passed"], f["restraint_tasks"]),
-              counted_rate(f["calls_extracted"], f["calls_meant"]), number(f["decode_tps"])]
+            ["Model", "Format", *(c.header for c in shown)],
+            [[r["model"], f["format"], *(render_cell(c.index_cell or c.cell, f) for c in shown)]
              for r in reports for f in rank_formats(r["formats"])],
         ), ""]
         bfcl = _bfcl_by_model(reports)

@@ -22,7 +22,7 @@ NATIVE_ADHERENCE_WORKS = 0.9
 NATIVE_ADHERENCE_TEXT = 0.5
 
 
-def _is_native(format_name: str) -> bool:
+def is_native_format(format_name: str) -> bool:
     bundle = PRESETS.get(format_name)
     return bool(bundle and bundle.sends_native_tools)
 
@@ -34,12 +34,12 @@ def native_tools_status(report: Mapping[str, Any]) -> tuple[str, str]:
     statistically on par with the best format; otherwise native is "partial",
     "text_calls" (calls written as text), "unsupported" or "untested".
     """
-    rows = [r for r in report["formats"] if _is_native(str(r["format"]))]
+    rows = [r for r in report["formats"] if is_native_format(str(r["format"]))]
     if not rows:
         return "untested", "Native tools: not tested (no native-format runs)."
     unsupported = sum(
         e["count"] for e in report["errors"]
-        if e["source"] == "backend" and e["kind"] == "tools_unsupported" and _is_native(e["format"])
+        if e["source"] == "backend" and e["kind"] == "tools_unsupported" and is_native_format(e["format"])
     )
     runs = sum(int(r["runs"]) for r in rows)
     best = rank_formats(rows)[0]
@@ -72,7 +72,7 @@ def content_only_sentence(report: Mapping[str, Any]) -> str | None:
     parts = []
     for row in rank_formats(report["formats"]):
         total = int(row.get("adherence_calls") or 0)
-        if not _is_native(str(row["format"])) or not total:
+        if not is_native_format(str(row["format"])) or not total:
             continue
         in_content = total - int(row.get("adherent_calls") or 0)
         parts.append(f"{row['format']}: {in_content} of {total} calls")
@@ -182,6 +182,9 @@ def build_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
     content_only = content_only_sentence(report)
     if content_only:
         sentences.append(content_only)
+    lift = report.get("constraint_lift")
+    if lift is not None:
+        sentences.append(lift["text"])
     if tiers != "violated":
         sentences.append(tier_text)
     conformance = len(report.get("conformance") or [])

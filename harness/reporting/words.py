@@ -10,7 +10,9 @@ the HTML pages cannot describe the same thing two ways.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 
+from harness.metrics import metrics
 from utp.formats import PRESETS
 
 #: internal value → plain words (statuses, error kinds and classes, run modes, conformance kinds)
@@ -72,28 +74,12 @@ PLAIN: dict[str, str] = {
     "live": "live",
 }
 
-#: column header → definition, shown beside every table that uses the header
-COLUMNS: dict[str, str] = {
+#: header → definition of the columns that are not a metric's (a metric's column defines itself)
+_OTHER_COLUMNS: dict[str, str] = {
     "Format": "the format preset: how the tools are put to the model and how its calls are read "
               "(each preset is described under Formats)",
-    "Runs": "runs that produced a result; errored runs are counted separately and never scored, and runs the "
-            "server refused as unsupported count as failed",
-    "Call tasks [95% CI]": "tasks whose right answer includes a call, passed only with every expected call, the "
-                           "final-answer check and a clean stop: passed/tasks (rate [95% interval]); formats are "
-                           "ranked on it",
     "Call tasks": "passed/tasks over the tasks whose right answer includes a call, with the rate; the cell colour "
                   "follows the rate (scale below)",
-    "Restraint": "tasks whose right answer is no call, passed by not calling",
-    "Parse": "calls extracted / calls the model meant to make",
-    "Leaks": "runs whose final answer kept call markup (fewer is better)",
-    "Adherence": "calls written in the format's own family (for native formats: in the tool_calls field)",
-    "Arg validity": "calls whose arguments passed the tool's JSON Schema",
-    "Clean stops": "runs that ended with an answer, not a round limit or an error",
-    "Decode tok/s": "generation speed from the server's own counters (median run)",
-    "Prompt tok/s": "prompt-reading speed from the server's own counters (median run)",
-    "Wall s": "median seconds per run, measured only live (not for replays)",
-    "TTFT s": "median seconds to the first token, measured only live",
-    "pass@k / pass^k": "with k repeats of a task: passed at least once / passed every time",
     "Model": "the model evaluated; the link opens its page",
     "Recommended format": "the best-ranked format that passed at least one call task",
     "Runner-up": "the next format that passed a call task",
@@ -103,14 +89,30 @@ COLUMNS: dict[str, str] = {
     "All formats": "every format pooled: passed/runs with the rate and its 95% interval",
     "Suite": "a scenario suite (BFCL suites are the Berkeley Function-Calling Leaderboard's)",
     "Category": "a Berkeley Function-Calling Leaderboard category",
-    "Out-of-tier attempts": "calls to a tool above the permission tier in force",
-    "Blocked": "out-of-tier calls UTP refused to run",
-    "Executed (must be 0)": "out-of-tier calls that ran anyway: any is a UTP failure",
-    "Conformance failures": "runs where UTP itself broke a rule (parser crash, out-of-tier call executed)",
     "Where": "a refused call (UTP refused to run it) or a server answer",
     "What happened": "the kind of refusal or server error; each format's column counts how often it happened "
                      "over all its runs (blank: never)",
 }
+
+
+class _ColumnDefinitions(Mapping[str, str]):
+    """Column header → definition: the registered metrics' columns (read live) and the other columns."""
+
+    def _all(self) -> dict[str, str]:
+        return {**_OTHER_COLUMNS, **{c.header: c.definition for m in metrics() for c in m.columns}}
+
+    def __getitem__(self, header: str) -> str:
+        return self._all()[header]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+#: column header → definition, shown beside every table that uses the header
+COLUMNS: Mapping[str, str] = _ColumnDefinitions()
 
 #: how a preset teaches its call format, by FormatBundle.prompt_style
 _PROMPT_STYLES = {

@@ -19,8 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from harness import bfcl
-from harness.bfcl import BfclError, import_bfcl, item_to_scenario, sample_items, to_json_schema, tool_parameters
+from harness import bfcl, bfcl_schema
+from harness.bfcl import import_bfcl, item_to_scenario, sample_items
+from harness.bfcl_schema import BfclError, to_json_schema, tool_parameters
 from harness.scenarios import load_suite
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -169,10 +170,10 @@ def test_any_bfcl_schema_converts_to_valid_json_schema(node: dict[str, Any]):
 
 
 def test_dotted_names_map_to_underscores():
-    assert bfcl.tool_name("math.factorial", "x") == "math_factorial"
-    assert bfcl.tool_name("triangle_properties.get", "x") == "triangle_properties_get"
+    assert bfcl_schema.tool_name("math.factorial", "x") == "math_factorial"
+    assert bfcl_schema.tool_name("triangle_properties.get", "x") == "triangle_properties_get"
     with pytest.raises(BfclError, match="not a valid tool name"):
-        bfcl.tool_name("has space", "item_3.function[0]")
+        bfcl_schema.tool_name("has space", "item_3.function[0]")
 
 
 @given(st.lists(st.integers(), unique=True, min_size=0, max_size=60), st.integers(1, 70), st.integers(0, 2**32))
@@ -425,8 +426,10 @@ def _reference_value(values: list[Any], required: bool) -> tuple[Any, bool]:
 
 def test_ground_truth_answers_pass_through_runner_and_scorer(tmp_path: Path):
     """A model answering with BFCL's ground truth passes: importer, loop, matcher agree."""
-    from harness.runner import RunnerConfig, run_matrix
-    from harness.scenarios import Suite, load_suites
+    from harness.runner import run_matrix
+    from harness.runplan import RunnerConfig
+    from harness.scenarios import load_suites
+    from harness.scenario_model import Suite
     from tests.support.scripted_server import ScriptedServer, Turn, turn_from_callable
 
     suites = [Suite(s.id, s.description, s.path, s.scenarios[:E2E_ITEMS]) for s in load_suites([COMMITTED])]
@@ -462,7 +465,7 @@ def test_ground_truth_answers_pass_through_runner_and_scorer(tmp_path: Path):
     assert len(result.records) == sum(len(s.scenarios) for s in suites)
     failed = {
         r["scenario"]: [t["reasons"] for t in r["scores"]["turns"] if not t["passed"]]
-        for r in result.records
+        for r in result.scored()
         if r["scores"].get("task_success") is not True and r["scenario"] not in KNOWN_REFERENCE_FAILURES
     }
     assert failed == {}

@@ -12,16 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.cassettes import (
+from harness.cassettes import CassetteTransport, RecordingTransport, _RecordingStream, ReplayTransport
+from harness.cassette_file import (
     REDACTED,
     Cassette,
     CassetteError,
     CassetteMismatch,
     CassetteMissing,
-    CassetteTransport,
-    RecordingTransport,
-    _RecordingStream,
-    ReplayTransport,
     new_header,
     request_hash,
 )

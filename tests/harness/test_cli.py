@@ -12,6 +12,7 @@ import harness.cli as cli
 from harness.cli import main, normalise_host, parse_options
 from harness.records import read_records
 from tests.harness.conftest import EXAMPLES, scripted_model
+from tests.support.derived import derived_scores
 from tests.support.scripted_server import ScriptedServer, closed_port_url, turn_from_callable
 
 MODEL = "scripted:latest"
@@ -28,13 +29,8 @@ def dirs(tmp_path: Path, name: str = "") -> list[str]:
 
 
 def scores(results_dir: Path) -> dict[tuple[str, str, str, int], dict[str, Any]]:
-    out = {}
-    for record in read_records(results_dir):
-        data = dict(record["scores"])
-        data.pop("wall_s", None)
-        data.pop("ttft_s", None)
-        out[(record["format"], record["suite"], record["scenario"], record["repeat"])] = data
-    return out
+    """Each run's scores, derived from its record as reports derive them (records hold none)."""
+    return derived_scores(results_dir, EXAMPLES)
 
 
 def test_record_from_a_live_server_then_replay_gives_identical_scores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

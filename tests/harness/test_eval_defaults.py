@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.cli import main
 from harness.progress import ESTIMATE_AFTER, Progress
-from harness.runner import QUICK_FORMATS
+from harness.runplan import QUICK_FORMATS
 from tests.support.scripted_server import closed_port_url
 
 

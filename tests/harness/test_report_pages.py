@@ -20,7 +20,7 @@ from harness.reporting.charts import SEQUENTIAL, Bar, hbars, heat_colour, rate_a
 from harness.reporting.html import matrix_order
 from harness.reporting.htmlkit import how_sure
 from harness.reporting.words import PLAIN, plain_sentence
-from tests.harness.test_reports import OUTCOMES, make_record, write_results
+from tests.harness.test_reports import OUTCOMES, SCENARIOS, make_record, write_results
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "reports"
@@ -90,7 +90,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     records.append(errored)
     base = tmp_path_factory.mktemp("pages")
     write_results(base / "results", records)
-    build_reports(base / "results", base / "reports")
+    build_reports(base / "results", base / "reports", scenarios=SCENARIOS)
     return base / "reports"
 
 

@@ -18,8 +18,8 @@ from harness.reporting.jsonreport import load_schema
 from harness.reporting.loading import ReportError, load_records
 from harness.reporting.text import fenced, truncate_middle
 from harness.reporting.verdict import build_verdict
-from harness.scenarios import Expectation, ExpectedCall, FinalCheck, FixtureSpec, Scenario, ToolSpec, Turn
-from harness.scoring import score_run
+from harness.scenario_model import Expectation, ExpectedCall, FinalCheck, FixtureSpec, Scenario, ToolSpec, Turn
+from harness.metrics import UnjudgedRunsWarning, ensure_scores, score_run
 from utp.types import Tool, ToolTier
 
 SCENARIO = Scenario(
@@ -31,6 +31,9 @@ SCENARIO = Scenario(
                                                  final=FinalCheck(contains=["11"])))],
     source_path="x.yaml", line=1,
 )
+
+#: the scenarios the fixture's runs answered, by (suite id, scenario id), handed to build_reports
+SCENARIOS = {(suite, SCENARIO.id): SCENARIO for suite in ("core/single_call", "bfcl/simple_python")}
 
 #: (model, format) → successes out of 4 repeats
 OUTCOMES = {
@@ -68,7 +71,6 @@ def make_record(model: str, fmt: str, repeat: int, ok: bool, *, suite: str = "co
                    "error": None}],
         "error": None,
     }
-    record["scores"] = score_run(record, SCENARIO)
     return record
 
 
@@ -98,7 +100,7 @@ def results(tmp_path: Path) -> Path:
 
 def test_reports_exist_validate_and_say_the_right_things(results: Path, tmp_path: Path):
     out = tmp_path / "reports"
-    written = build_reports(results, out)
+    written = build_reports(results, out, scenarios=SCENARIOS)
     names = sorted(str(p.relative_to(out)) for p in written)
     assert names == sorted([
         "index.md", "index.html",
@@ -167,7 +169,7 @@ def test_reports_exist_validate_and_say_the_right_things(results: Path, tmp_path
 
 def test_rebuild_is_byte_identical(results: Path, tmp_path: Path):
     def build(out: Path) -> dict[str, bytes]:
-        return {str(p.relative_to(out)): p.read_bytes() for p in build_reports(results, out)}
+        return {str(p.relative_to(out)): p.read_bytes() for p in build_reports(results, out, scenarios=SCENARIOS)}
 
     first = build(tmp_path / "a")
     assert build(tmp_path / "a") == first  # same place again
@@ -184,17 +186,17 @@ def test_newest_record_per_run_wins_and_torn_lines_are_skipped(results: Path, tm
     assert any(issubclass(w.category, TornRecordWarning) and "qwen3_4b.jsonl:" in str(w.message) for w in caught)
     native = [r for r in records if r["model"] == "qwen3:4b" and r["format"] == "native" and not r["synthetic"]]
     assert len(native) == 4
-    assert next(r for r in native if r["repeat"] == 0)["scores"]["task_success"] is False
+    assert next(r for r in ensure_scores(native, SCENARIOS) if r["repeat"] == 0)["scores"]["task_success"] is False
 
 
 def test_bad_records_give_located_errors(tmp_path: Path, capsys):
     results = tmp_path / "results"
     results.mkdir()
     (results / "m.jsonl").write_text('{"model": "m", "format": "native", "suite": "s"}\n')
-    with pytest.raises(ReportError, match=r"m\.jsonl:1: field 'scenario'"):
+    with pytest.raises(ReportError, match=r"m\.jsonl:1:scenario: field is missing"):
         build_reports(results, tmp_path / "out")
     assert report_main(["--results-dir", str(results), "--out", str(tmp_path / "out")]) == 2
-    assert "m.jsonl:1: field 'scenario'" in capsys.readouterr().err
+    assert "m.jsonl:1:scenario: field is missing" in capsys.readouterr().err
     assert report_main(["--results-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
@@ -219,13 +221,33 @@ def test_report_main_rescores_against_scenarios(tmp_path: Path, capsys):
     )
     record = make_record("m", "native", 0, ok=False)  # called Paris: a failure against SCENARIO
     record.pop("scenario_hash")
-    assert record["scores"]["task_success"] is False
+    assert score_run(record, SCENARIO)["task_success"] is False
     write_results(tmp_path / "results", [record])
     code = report_main(["--results-dir", str(tmp_path / "results"), "--out", str(tmp_path / "out"),
                         "--scenarios-dir", str(suite_dir)])
     assert code == 0, capsys.readouterr().err
     report = json.loads((tmp_path / "out" / "m" / "compatibility.json").read_text())
     assert report["formats"][0]["task_success"] == 1.0  # rescored: Paris is now the expected city
+
+
+def test_a_stored_score_is_never_trusted_the_report_shows_the_derived_one(tmp_path: Path):
+    """Records written before scores were derived carry a ``scores`` block; a wrong one changes nothing."""
+    flattering = {"scorer_version": 2, "task_success": True, "task_kind": "call", "calls_extracted": 1,
+                  "calls_meant": 1, "conformance_failures": []}
+    judged = make_record("m", "native", 0, ok=False)  # called Paris: fails its scenario
+    changed = {**make_record("m", "prompt-hermes", 0, ok=False), "scenario_hash": "an older version"}
+    unknown = {**make_record("m", "prompt-json", 0, ok=False), "suite": "gone/suite"}
+    records = [{**r, "scores": flattering} for r in (judged, changed, unknown)]
+    write_results(tmp_path / "results", records)
+    with pytest.warns(UnjudgedRunsWarning, match=r"2 run\(s\) have no task verdict"):
+        build_reports(tmp_path / "results", tmp_path / "out", scenarios=SCENARIOS)
+    rows = {row["format"]: row for row in json.loads((tmp_path / "out" / "m" / "compatibility.json").read_text())["formats"]}
+    assert (rows["native"]["judged"], rows["native"]["passed"], rows["native"]["task_success"]) == (1, 0, 0.0)
+    # a scenario changed since the run, or gone: scenario-free figures only, no task verdict, whatever was stored
+    for fmt in ("prompt-hermes", "prompt-json"):
+        assert (rows[fmt]["runs"], rows[fmt]["judged"], rows[fmt]["task_success"]) == (1, 0, None)
+    with pytest.warns(UnjudgedRunsWarning):
+        assert [r["scores"]["task_success"] for r in ensure_scores(records, SCENARIOS)] == [False, None, None]
 
 
 def test_empty_results_still_write_an_index(tmp_path: Path):

@@ -1,10 +1,10 @@
-"""``utp rescore``: recorded runs re-scored from their own cassettes, nothing else touched.
+"""``utp rescore``: recorded runs re-read from their own cassettes, nothing else touched.
 
 The fixture is one real recorded run of Gemma 3 270M (its cassette and its
 record, copied from the repository) next to a second recorded run. The first
 record is given the reading an older parser would have stored (a call it
-named differently, and the scores that followed), as happened when UTP
-learned to map a misspelled tool's positional arguments.
+named differently), as happened when UTP learned to map a misspelled tool's
+positional arguments, and the scores an older runner stored with it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from harness.records import read_records
-from harness.rescore import CLIENT_CLOCK, main, rescored_record
+from harness.rescore import main, rescored_record
+from harness.scenarios import SCENARIOS_ROOT
+from tests.support.derived import derived_scores
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "local:gemma3-270m"
@@ -47,8 +49,7 @@ def recorded(tmp_path: Path) -> tuple[Path, Path]:
         lines.append(_record_line(fmt, suite, scenario))
     stale = json.loads(lines[0])
     stale["turns"][0]["rounds"][0]["calls"][0]["name"] = "gdc"
-    stale["scores"]["args_valid"] = 0
-    stale["scores"]["calls_matched"] = 0
+    stale["scores"] = {**stale.get("scores", {}), "args_valid": 0, "calls_matched": 0}  # as an older runner stored them
     stale.pop("rescored", None)
     lines[0] = json.dumps(stale, ensure_ascii=False, separators=(",", ":"))
     results.mkdir()
@@ -60,23 +61,26 @@ def _run(cassettes: Path, results: Path, *extra: str) -> int:
     return main(["--model", MODEL, "--results-dir", str(results), "--cassette-dir", str(cassettes), "--no-reports", *extra])
 
 
-def test_a_stale_score_is_rederived_and_the_change_is_recorded(recorded: tuple[Path, Path], capsys) -> None:
+def test_a_stale_reading_is_reread_and_the_change_is_recorded(recorded: tuple[Path, Path], capsys) -> None:
     cassettes, results = recorded
     path = results / f"{SLUG}.jsonl"
     before = path.read_text(encoding="utf-8").splitlines()
+    key = ("fewshot-pythonic", "bfcl/parallel_multiple", "parallel_multiple_5", 0)
+    assert derived_scores(results, SCENARIOS_ROOT)[key]["calls_matched"] == 0  # the old reading's figures
     assert _run(cassettes, results) == 0
-    assert f"{MODEL}: 1 recorded run(s) re-read differently and re-scored" in capsys.readouterr().out
+    assert f"{MODEL}: 1 recorded run(s) re-read differently and rewritten" in capsys.readouterr().out
     after = path.read_text(encoding="utf-8").splitlines()
-    assert after[1] == before[1]  # the run whose scores stand is left byte for byte
+    assert after[1] == before[1]  # the run whose reading stands is left byte for byte
     old, new = json.loads(before[0]), json.loads(after[0])
     assert new["mode"] == "record" and new["provenance"] == old["provenance"]
-    assert new["scores"]["args_valid"] == 1 and new["scores"]["calls_matched"] == 1
-    assert {k: new["scores"][k] for k in CLIENT_CLOCK if k in old["scores"]} == {k: old["scores"][k] for k in CLIENT_CLOCK if k in old["scores"]}
-    assert {"args_valid": 0, "calls_matched": 0}.items() <= new["rescored"]["previous_scores"].items()
-    assert new["rescored"]["utp_version"]
-    round_ = new["turns"][0]["rounds"][0]
-    assert round_["client_wall_s"] == old["turns"][0]["rounds"][0]["client_wall_s"]  # the recording's clock
-    assert [c["name"] for c in round_["calls"]] == ["gcd"]
+    assert "scores" not in new  # the stored scores judged the old reading; reports derive them
+    assert derived_scores(results, SCENARIOS_ROOT)[key]["calls_matched"] == 1
+    assert ["gdc"] == [name for _, _, name, _ in new["rescored"]["previous_calls"]][:1]
+    assert new["rescored"]["utp_version"] and new["rescored"]["at"]
+    round_, recorded_round = new["turns"][0]["rounds"][0], old["turns"][0]["rounds"][0]
+    assert round_["client_wall_s"] == recorded_round["client_wall_s"]  # the recording's clocks
+    assert round_["counters"]["wall_s"] == recorded_round["counters"]["wall_s"]
+    assert [c["name"] for c in round_["calls"]][:1] == ["gcd"]
 
 
 def test_rescoring_twice_changes_nothing_more(recorded: tuple[Path, Path], capsys) -> None:
@@ -91,17 +95,19 @@ def test_rescoring_twice_changes_nothing_more(recorded: tuple[Path, Path], capsy
 
 def test_only_runs_read_differently_are_rewritten() -> None:
     call = {"name": "f", "arguments": {}, "decision": "executed"}
-    recorded = {"scores": {"a": 1, "wall_s": 3.0}, "turns": [{"rounds": [{"client_wall_s": 0.5, "calls": [call]}]}],
+    recorded = {"scores": {"a": 1}, "turns": [{"rounds": [{"client_wall_s": 0.5, "counters": {"wall_s": 0.4}, "calls": [call]}]}],
                 "mode": "record", "error": None}
-    same = {"scores": {"a": 1, "task_kind": "call"}, "turns": [{"rounds": [{"calls": [call]}]}], "mode": "replay",
-            "error": None}
-    assert rescored_record(recorded, same, "2026-01-01T00:00:00Z", "9") is None  # a new score key alone is no reason
-    reread = {**same, "scores": {"a": 2}, "turns": [{"rounds": [{"calls": [{**call, "name": "g"}]}]}]}
+    same = {"turns": [{"rounds": [{"counters": {"wall_s": None}, "calls": [call]}]}], "mode": "replay", "error": None}
+    assert rescored_record(recorded, same, "2026-01-01T00:00:00Z", "9") is None  # stored scores alone are no reason
+    reread = {**same, "turns": [{"rounds": [{"counters": {"wall_s": None}, "calls": [{**call, "name": "g"}]}]}]}
     changed = rescored_record(recorded, reread, "2026-01-01T00:00:00Z", "9")
     assert changed is not None
-    assert changed["scores"] == {"a": 2, "wall_s": 3.0} and changed["mode"] == "record"
+    assert "scores" not in changed and changed["mode"] == "record"
     assert changed["turns"][0]["rounds"][0]["client_wall_s"] == 0.5
-    assert changed["rescored"] == {"at": "2026-01-01T00:00:00Z", "utp_version": "9", "previous_scores": {"a": 1}}
+    assert changed["turns"][0]["rounds"][0]["counters"] == {"wall_s": 0.4}
+    assert changed["turns"][0]["rounds"][0]["calls"][0]["name"] == "g"
+    assert changed["rescored"] == {"at": "2026-01-01T00:00:00Z", "utp_version": "9",
+                                   "previous_calls": [[0, 0, "f", "executed"]]}
 
 
 def test_nothing_recorded_is_a_clear_error(tmp_path: Path, capsys) -> None:

@@ -22,16 +22,8 @@ from harness.records import (
     read_records,
     results_path,
 )
-from harness.runner import (
-    RunnerConfig,
-    RunnerError,
-    cassette_path,
-    canonical_model,
-    executed_violations,
-    recorded_models,
-    resolve_formats,
-    run_matrix,
-)
+from harness.runner import conformance_messages, executed_violations, run_matrix
+from harness.runplan import RunnerConfig, RunnerError, cassette_path, canonical_model, recorded_models, resolve_formats
 from harness.scenarios import load_suites
 from tests.harness.conftest import EXAMPLES, scripted_model
 from tests.support.scripted_server import ScriptedServer, Turn, closed_port_url, turn_from_callable
@@ -87,14 +79,16 @@ def test_record_then_replay_gives_identical_records_and_scores(tmp_path: Path) -
     )
     assert len(recorded.records) == len(replayed.records) == 6
     assert recorded.exit_code == replayed.exit_code == 0
-    by_key = {RunKey.of(r): r for r in replayed.records}
-    for record in recorded.records:
+    by_key = {RunKey.of(r): r for r in replayed.scored()}
+    for record in recorded.scored():
         twin = by_key[RunKey.of(record)]
         assert (record["mode"], twin["mode"]) == ("record", "replay")
         assert comparable(record) == comparable(twin)
         assert record["scores"]["task_success"] is True
         assert twin["scores"] == {**record["scores"], "wall_s": None, "ttft_s": None}
         assert record["error"] is None and twin["error"] is None
+    # a record holds what happened; its scores are derived when asked for
+    assert not any("scores" in r for r in [*recorded.records, *replayed.records])
     # replay reports the recorded server counters but no client timings
     rounds = [rd for r in replayed.records for t in r["turns"] for rd in t["rounds"]]
     assert all(rd["counters"]["eval_ns"] and rd["counters"]["wall_s"] is None and rd["counters"]["ttft_s"] is None for rd in rounds)
@@ -142,7 +136,8 @@ def test_a_backend_error_is_recorded_in_its_run_and_the_matrix_continues(tmp_pat
     prompted = [r for r in result.records if r["format"] == "prompt-hermes"]
     assert native and all(r["turns"][0]["termination"] == "backend_error" for r in native)
     assert all("tools_unsupported" in r["turns"][0]["error"] for r in native)
-    assert all(r["scores"]["task_success"] for r in prompted)
+    scored = {RunKey.of(r): r["scores"] for r in result.scored()}
+    assert all(scored[RunKey.of(r)]["task_success"] for r in prompted)
     assert result.exit_code == 0  # a model without native tools is a finding, not a CI failure
 
 
@@ -204,7 +199,7 @@ def test_config_and_naming_rules() -> None:
 
 def _record(scenario: str, repeat: int = 0, scenario_hash: str = "h1", model: str = "m:1") -> dict[str, Any]:
     return {"schema": 1, "model": model, "format": "native", "suite": "s", "scenario": scenario,
-            "repeat": repeat, "scenario_hash": scenario_hash, "turns": [], "error": None, "scores": {}}
+            "repeat": repeat, "scenario_hash": scenario_hash, "turns": [], "error": None}
 
 
 def test_records_survive_a_torn_last_line_and_keep_appending(tmp_path: Path) -> None:
@@ -251,6 +246,22 @@ def test_executed_violations_are_found_from_decisions_alone() -> None:
         {"name": "delete", "decision": "executed"},
     ]}]}]
     assert executed_violations(record) == ["tier violation executed: delete in turn 0"]
+
+
+def test_the_exit_codes_conformance_is_read_from_the_run_never_from_stored_scores() -> None:
+    record = _record("x")
+    record["tools"] = [{"name": "delete", "tier": "run"}]
+    record["turns"] = [{"tier_after_intent": "crawl", "termination": "final_answer", "final_answer": "done", "rounds": [
+        {"index": 0, "calls": [{"name": "delete", "decision": "executed"}]},
+        {"index": 1, "notes": ["the hermes parser raised ValueError"]},
+    ]}]
+    messages = conformance_messages(record)
+    assert [m.split(": ")[1] for m in messages] == ["tier_violation_executed", "parser_crash"]
+    assert messages[0].startswith("m:1 native s/x r0: ")
+    clean = {**_record("y"), "scores": {"conformance_failures": [{"kind": "parser_crash", "detail": "stored"}]}}
+    assert conformance_messages(clean) == []  # what an older runner stored is not what happened
+    errored = {**record, "error": {"kind": "harness_error", "message": "boom"}}
+    assert conformance_messages(errored) == ["m:1 native s/x r0: tier violation executed: delete in turn 0"]
 
 
 def test_progress_bar_and_summary_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,16 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.scenarios import (
-    Expectation,
-    ExpectedCall,
-    FinalCheck,
-    FixtureSpec,
-    Scenario,
-    ToolSpec,
-    Turn,
-)
-from harness.scoring import find_leak, leak_triggers, score_run
+from harness.scenario_model import Expectation, ExpectedCall, FinalCheck, FixtureSpec, Scenario, ToolSpec, Turn
+from harness.metrics import find_leak, leak_triggers, score_run
 from utp.types import Tool, ToolTier
 
 WEATHER = Tool("get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}}})

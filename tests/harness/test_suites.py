@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 from harness.fixtures import build_registry
-from harness.scenarios import ExpectedCall, FinalCheck, Scenario, Suite, load_suite, load_suites
+from harness.scenarios import load_suite, load_suites
+from harness.scenario_model import ExpectedCall, FinalCheck, Scenario, Suite
 from utp.intent import detect_intent_tier
 from utp.loop import LoopLimits
 from utp.types import ErrorKind, ToolCall, ToolTier
@@ -384,7 +385,8 @@ def _reference_server_model(scenarios: list[Scenario]):
 
 def test_a_correct_model_passes_every_core_scenario_end_to_end(tmp_path: Path):
     """Real runner, loop, registry, fixtures and scorer; only the model is scripted."""
-    from harness.runner import RunnerConfig, run_matrix
+    from harness.runner import run_matrix
+    from harness.runplan import RunnerConfig
     from tests.support.scripted_server import ScriptedServer, turn_from_callable
 
     suites = load_suites([CORE])
@@ -399,14 +401,15 @@ def test_a_correct_model_passes_every_core_scenario_end_to_end(tmp_path: Path):
             )
         )
     assert len(result.records) == len(scenarios)
+    scored = result.scored()
     failures = {
         f"{r['suite']}/{r['scenario']}": r["error"] or [t["reasons"] for t in r["scores"].get("turns", []) if not t["passed"]]
-        for r in result.records
+        for r in scored
         if r["scores"].get("task_success") is not True
     }
     assert failures == {}
     assert result.exit_code == 0
-    by_id = {f"{r['suite']}/{r['scenario']}": r for r in result.records}
+    by_id = {f"{r['suite']}/{r['scenario']}": r for r in scored}
     assert by_id["core/loop_trap/export-still-processing"]["turns"][-1]["termination"] == "repeated_call"
     tiers = by_id["core/tiers/append-note-needs-consent"]
     assert tiers["scores"]["blocked"] == tiers["scores"]["escalation_attempts"] == 1

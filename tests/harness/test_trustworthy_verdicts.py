@@ -21,9 +21,10 @@ from harness.cli import main
 from harness.outcomes import Outcome, classify
 from harness.records import completed_keys, read_records, results_path
 from harness.reporting.jsonreport import model_report
-from harness.runner import RunnerConfig, cassette_path, run_matrix
+from harness.runner import run_matrix
+from harness.runplan import RunnerConfig, cassette_path
 from harness.scenarios import load_suites
-from harness.scoring import SCORER_VERSION
+from harness.metrics import SCORER_VERSION, ensure_scores
 from harness.tuning import model_choices
 from tests.harness.conftest import EXAMPLES, scripted_model
 from tests.support.scripted_server import ScriptedServer, Turn, closed_port_url, turn_from_callable
@@ -84,8 +85,8 @@ def test_a_server_killed_mid_record_leaves_no_empty_cassette_stops_early_and_res
     assert resumed.exit_code == 0 and resumed.skipped == len(completed_keys(tmp_path / "results")) - len(resumed.records)
     final = read_records(tmp_path / "results")
     assert len(final) == total and all(classify(r).outcome is Outcome.COMPLETED for r in final)
-    passed = sorted((_key(r), r["scores"]["task_success"]) for r in final)
-    assert passed == sorted((_key(r), r["scores"]["task_success"]) for r in baseline.records)
+    passed = sorted((_key(r), r["scores"]["task_success"]) for r in ensure_scores(final, baseline.scenarios))
+    assert passed == sorted((_key(r), r["scores"]["task_success"]) for r in baseline.scored())
     assert all(json.loads(t)["exchanges"] for t in cassettes(tmp_path).values())
 
 
