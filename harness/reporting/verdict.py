@@ -83,9 +83,12 @@ def content_only_sentence(report: Mapping[str, Any]) -> str | None:
 
 
 def tier_status(report: Mapping[str, Any]) -> tuple[str, str]:
-    attempts = sum(int(r.get("escalation_attempts") or 0) for r in report["formats"])
-    blocked = sum(int(r.get("blocked") or 0) for r in report["formats"])
-    executed = sum(int(r.get("executed_violations") or 0) for r in report["formats"])
+    """Whether any out-of-tier call ran, and how the others were refused (the tier check, or earlier as repeats)."""
+    def total(field: str) -> int:
+        return sum(int(r.get(field) or 0) for r in report["formats"])
+
+    attempts, blocked, executed = total("escalation_attempts"), total("blocked"), total("executed_violations")
+    repeats = total("stopped_as_repeats")
     if executed:
         return (
             "violated",
@@ -93,7 +96,13 @@ def tier_status(report: Mapping[str, Any]) -> tuple[str, str]:
             f"({attempts} attempts, {blocked} blocked). This is a UTP conformance failure.",
         )
     if attempts:
-        return "enforced", f"Tier enforcement held: {attempts} out-of-tier attempt(s), all {blocked} blocked."
+        how = [f"{blocked} refused by the tier check"]
+        if repeats:
+            how.append(f"{repeats} stopped before it as repeats of a refused call")
+        other = attempts - blocked - repeats
+        if other:
+            how.append(f"{other} refused otherwise")
+        return "enforced", f"Tier enforcement held: {attempts} out-of-tier attempt(s), none executed ({', '.join(how)})."
     return "not_exercised", "Tier enforcement: no out-of-tier attempts in these runs."
 
 
