@@ -26,6 +26,7 @@ from harness.metrics import judge
 from harness.outcomes import Outcome, classify
 from harness.progress import Progress
 from harness.records import RECORD_SCHEMA, append_record, completed_keys, is_done, model_slug
+from harness.runrecord import RunRecord
 from harness.scenario_model import Scenario, Suite
 from utp.backends.deadline import SharedPool
 from utp.formats import get_preset
@@ -231,6 +232,9 @@ class Runner:
                         async with semaphore:
                             progress.started(spec.key)
                             record = await self._run_one(spec, transports, prov)
+                            # written as the typed record reads it: a run that does not fit RunRecord is a
+                            # harness bug caught here, not a line that breaks every later report
+                            record = RunRecord.from_dict(record, where=f"{spec.key}").to_dict()
                         async with self._write_lock:
                             append_record(self.config.results_dir, record)
                             records.append(record)
