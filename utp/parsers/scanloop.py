@@ -19,7 +19,7 @@ from utp.parsers.familykit import clip, cut_by_output_end
 from utp.parsers.jsonrepair import CUT_MID_VALUE
 from utp.parsers.reasoning import call_list_starts, trailing_call_lines
 from utp.parsers.textscan import space_before
-from utp.parsers.triggerscan import Candidate, Scanner, _searcher
+from utp.parsers.triggerscan import Candidate, Scanner, _searcher, family_triggers
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 #: the most call spans (a call read, or call-shaped text reported) one text is read for. A
@@ -294,7 +294,7 @@ def anchored_candidates(families: Sequence[CallFamily], ctx: ParseContext) -> di
     owners: dict[str, list[tuple[CallFamily, Trigger]]] = {}
     for family in families:
         if family.names_tools:
-            for record in family.triggers_for(ctx):
+            for record in family_triggers(family, ctx):
                 if record.start is Start.ANSWER:
                     owners.setdefault(record.text, []).append((family, record))
     ranked = {t: sorted(fs, key=lambda owner: -owner[0].priority) for t, fs in owners.items()}

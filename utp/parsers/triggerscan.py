@@ -47,7 +47,7 @@ class TriggerScanner:
         owners: dict[str, list[CallFamily]] = {}
         records: dict[str, list[Trigger]] = {}
         for family in families:
-            for record in family.triggers_for(ctx if ctx is not None and ctx.has_tools else None):
+            for record in family_triggers(family, ctx if ctx is not None and ctx.has_tools else None):
                 if (named or not record.from_tool_names) and (anchored or record.start is not Start.ANSWER):
                     _own(owners, records, family, record)
         self.owners = owners
@@ -169,11 +169,12 @@ class ToolScanner:
         own: dict[str, list[CallFamily]] = {}
         own_records: dict[str, list[Trigger]] = {}
         for family in families:
-            for record in family.triggers_for(ctx):
+            for record in family_triggers(family, ctx):
                 if record.from_tool_names and record.start is not Start.ANSWER:
                     _own(own, own_records, family, record)
         owners = {t: list(fs) for t, fs in shared.owners.items()}
-        records = {t: list(rs) for t, rs in shared.records.items()}
+        #: the tools' triggers' records, with those of a shared trigger of the same text
+        records = {t: list(shared.records.get(t, ())) for t in own}
         for trigger, families_of in own.items():
             for family, record in zip(families_of, own_records[trigger]):
                 _own(owners, records, family, record)
@@ -320,6 +321,29 @@ def _own(owners: dict[str, list[CallFamily]], records: dict[str, list[Trigger]],
         records.setdefault(record.text, []).append(record)
 
 
+#: the records families made of tool lists, by family and tool names; the oldest goes first
+_RECORDS: dict[tuple[CallFamily, tuple[str, ...]], tuple[Trigger, ...]] = {}
+MAX_RECORDS = 1024
+
+
+def family_triggers(family: CallFamily, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+    """``family.triggers_for(ctx)``, remembered by the tool names where the family makes triggers of them.
+
+    ``triggers_for`` is a function of the names, and a parser is built for
+    every new tool list (every request of an agent): the records it builds
+    (tens per list) are not built again for names seen before.
+    """
+    if not family.names_tools or ctx is None or not ctx.has_tools:
+        return family.triggers_for(ctx)
+    key = (family, tuple(ctx.by_name))
+    found = _RECORDS.get(key)
+    if found is None:
+        if len(_RECORDS) >= MAX_RECORDS:
+            _RECORDS.pop(next(iter(_RECORDS)))
+        found = _RECORDS[key] = family.triggers_for(ctx)
+    return found
+
+
 def named_triggers(families: Sequence[CallFamily], ctx: ParseContext | None, anchored: bool) -> tuple[str, ...]:
     """The texts of the triggers ``families`` make of ``ctx``'s tool names (answer-start ones if ``anchored``)."""
     if ctx is None or not ctx.has_tools:
@@ -328,7 +352,7 @@ def named_triggers(families: Sequence[CallFamily], ctx: ParseContext | None, anc
         record.text
         for family in families
         if family.names_tools
-        for record in family.triggers_for(ctx)
+        for record in family_triggers(family, ctx)
         if record.from_tool_names and (anchored or record.start is not Start.ANSWER)
     }
     return tuple(sorted(found))
