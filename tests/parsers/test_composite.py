@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from utp.parsers import get_family, get_parser, parse_response
-from utp.parsers.base import CallFamily, Extraction, ParseContext
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger
 from utp.parsers.composite import CompositeParser
 from utp.parsers.triggerscan import TriggerScanner, scanner_for
 from utp.parsers.names import edit_distance, normalize_name, resolve_name
@@ -127,7 +127,7 @@ def test_finish_reason_comes_from_the_view_without_calls() -> None:
 
 class _Raising(CallFamily):
     name = "test_raising"
-    triggers = ("<boom>",)
+    declared_triggers = (Trigger("<boom>"),)
     priority = 99
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
@@ -139,7 +139,7 @@ class _Raising(CallFamily):
 
 class _BadSpan(CallFamily):
     name = "test_bad_span"
-    triggers = ("<bad>",)
+    declared_triggers = (Trigger("<bad>"),)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         return Extraction(end=pos)  # would loop forever if trusted

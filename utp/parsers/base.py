@@ -2,7 +2,8 @@
 
 A *family* is one way models write calls in text (``<tool_call>{json}``,
 ``[TOOL_CALLS]name[ARGS]{json}``, ``[f(a=1)]``...). It declares the literal
-*triggers* that can start one of its calls; the composite parser finds every
+*triggers* that can start one of its calls, each a :class:`Trigger` record
+(returned by the one hook :meth:`CallFamily.triggers_for`); the composite parser finds every
 trigger of every family in one pass over the text and asks the family at each
 position to ``extract`` what is there. A family also ``render``s calls the way
 its models write them, which is what prompt adapters show a model and what the
@@ -14,9 +15,11 @@ is decorated with :func:`register_family`; nothing else changes.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, ClassVar
 
 from utp.types import Diagnostic, Tool, ToolCall
@@ -77,16 +80,75 @@ class Extraction:
     provisional: bool = False
 
 
+class Start(Enum):
+    """Where a trigger may begin a call."""
+
+    #: at any position, glued to the text before it or not (``<tool_call>``, Harmony's stripped
+    #: ``assistantcommentary to=functions.f``)
+    ANYWHERE = "anywhere"
+    #: only where a word starts, when the trigger begins with a word character: ``myfunctools[``
+    #: and ``forget_weather(`` are other words, so the scan never stops there and a stream need
+    #: not hold back the ``d`` ending "read" as the start of ``default_api.``
+    WORD = "word"
+    #: only where an answer's call list may begin (its first word, after a lead-in, or its last
+    #: lines): one-shot parsing tries such a trigger there once instead of searching for it; a
+    #: stream watches for it like any word trigger and ``extract`` declines anywhere else
+    ANSWER = "answer"
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """One literal that may begin a call of a family, and the conditions on it.
+
+    ``head`` is a regex the text right after ``text`` must match (at its start)
+    for ``extract`` to return anything there: a necessary condition only (it may
+    accept more than the family does). One-shot parsing compiles it into the
+    scan pattern as a lookahead, so floods of ``{`` or ``[`` never reach Python
+    code; ``None`` means no condition. ``offered_only`` triggers are watched
+    for only while some tool is offered, whatever its name (a Python code fence
+    may hold calls of offered tools; without tools it is code being shown).
+    ``from_tool_names`` says the text is made of an offered tool's name
+    (``<read_file>``): scanners holding such triggers are cached by the names.
+    """
+
+    text: str
+    head: str | None = None
+    start: Start = Start.ANYWHERE
+    offered_only: bool = False
+    from_tool_names: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            raise ValueError("a trigger's text must not be empty")
+        if self.start is Start.ANSWER and not self.from_tool_names:
+            raise ValueError(f"trigger {self.text!r}: only a trigger made of a tool's name can be an answer-start trigger")
+
+    @property
+    def word(self) -> bool:
+        """Does this trigger begin a call only where a word starts? (It begins with a word character.)"""
+        return self.start is not Start.ANYWHERE and WORD_CHARACTER.match(self.text) is not None
+
+
+def static_triggers(texts: Iterable[str], heads: dict[str, str] | None = None, start: Start = Start.ANYWHERE) -> tuple[Trigger, ...]:
+    """Fixed triggers from their texts and a text → head map (a text without a head has no condition)."""
+    heads = heads or {}
+    return tuple(Trigger(text, heads.get(text), start) for text in texts)
+
+
+#: what ``\w`` matches: a word trigger cannot start right after one
+WORD_CHARACTER = re.compile(r"\w")
+#: the hooks the trigger records replaced: a family defining one would be silently ignored, so it is an error
+_RETIRED_HOOKS = ("triggers", "offered_triggers", "trigger_heads", "trigger_head", "tool_triggers", "context_triggers", "word_triggers")
+
+
 class CallFamily(ABC):
     """One registered tool-call text format."""
 
     #: registry name, also recorded as ``ToolCall.format``
     name: ClassVar[str]
-    #: literal strings that may begin a call of this family
-    triggers: ClassVar[tuple[str, ...]] = ()
-    #: more such strings, watched for only while some tool is offered, whatever its name (a
-    #: Python code fence may hold calls of offered tools; without tools it is code being shown)
-    offered_triggers: ClassVar[tuple[str, ...]] = ()
+    #: the triggers fixed by the format (a family whose triggers come from the tools'
+    #: names adds those in :meth:`triggers_for`)
+    declared_triggers: ClassVar[tuple[Trigger, ...]] = ()
     #: when two families' triggers start at the same index, higher wins
     priority: ClassVar[int] = 50
     #: included when parsing with ``format="auto"``
@@ -95,18 +157,53 @@ class CallFamily(ABC):
     summary: ClassVar[str] = ""
     #: other names configuration may use for this family (e.g. the seeds' "qwen_xml")
     aliases: ClassVar[tuple[str, ...]] = ()
-    #: trigger → regex the text right after that trigger must match (at its start) for
-    #: ``extract`` to return anything there. A necessary condition only (it may accept
-    #: more than the family does): the one-shot scan compiles it into its single
-    #: pattern as a lookahead, so floods of ``{`` or ``[`` never reach Python code.
-    trigger_heads: ClassVar[dict[str, str]] = {}
-    #: do this family's triggers that begin with a word character (``functools[``, ``call:``,
-    #: an offered tool's ``get_weather(``) start a call only where a word starts? Then
-    #: ``myfunctools[`` and ``forget_weather(`` are other words, and the scan never stops
-    #: there. It matters most to streams: the ``d`` ending "read" need not be held back as
-    #: the start of ``default_api.``. Leave it False where a call may be glued to the text
-    #: before it (Harmony's ``…done.assistantcommentary`` once its tokens are stripped).
-    word_triggers: ClassVar[bool] = False
+    #: does this family override :meth:`triggers_for` (it may make triggers of the tools' names)?
+    #: Set for each subclass; lets a parse skip asking the others.
+    names_tools: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        retired = [hook for hook in _RETIRED_HOOKS if hook in cls.__dict__]
+        if retired:
+            raise TypeError(f"{cls.__name__} defines {', '.join(retired)}: declare Trigger records (declared_triggers, triggers_for) instead")
+        cls.names_tools = cls.triggers_for is not CallFamily.triggers_for
+
+    def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+        """Every trigger this family watches for while ``ctx``'s tools are offered (``None``: no tools).
+
+        The one hook the scanners read. The default is the declared triggers,
+        the offered-only ones only while some tool is offered. A family that
+        makes triggers of the tools' names overrides it to add those (marked
+        ``from_tool_names``); it must be a function of the names alone.
+        """
+        declared = type(self).declared_triggers
+        if ctx is not None and ctx.has_tools:
+            return declared
+        return tuple(t for t in declared if not t.offered_only)
+
+    @property
+    def triggers(self) -> tuple[str, ...]:
+        """The texts of the declared triggers watched for without tools (a view for tools and tests)."""
+        return tuple(t.text for t in type(self).declared_triggers if not t.offered_only)
+
+    @property
+    def offered_triggers(self) -> tuple[str, ...]:
+        """The texts of the declared offered-only triggers (a view)."""
+        return tuple(t.text for t in type(self).declared_triggers if t.offered_only)
+
+    @property
+    def trigger_heads(self) -> dict[str, str]:
+        """Declared trigger text → its head, for those that have one (a view)."""
+        return {t.text: t.head for t in type(self).declared_triggers if t.head is not None}
+
+    def tool_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
+        """The texts of the triggers made of ``ctx``'s tool names that may stand anywhere (a view)."""
+        return tuple(t.text for t in self.triggers_for(ctx) if t.from_tool_names and t.start is not Start.ANSWER)
+
+    @property
+    def word_triggers(self) -> bool:
+        """Does some trigger of this family, with a tool offered, begin a call only at a word start? (a view)"""
+        return any(t.word for t in self.triggers_for(_PROBE))
 
     @abstractmethod
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
@@ -120,31 +217,6 @@ class CallFamily(ABC):
     def render(self, calls: Sequence[ToolCall]) -> str:
         """The text a model of this family writes to make ``calls``."""
 
-    def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
-        """Triggers that exist only for these offered tools (a bare ``get_weather(`` call).
-
-        Only the answer's first word can be one: one-shot parsing tries them
-        there alone; a stream watches for them like ``triggers`` and ``extract``
-        declines anywhere else. Most families have none.
-        """
-        return ()
-
-    def trigger_head(self, trigger: str) -> str | None:
-        """The scan lookahead for ``trigger`` (see ``trigger_heads``); a family whose triggers come from the tools builds it."""
-        return self.trigger_heads.get(trigger)
-
-    def tool_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
-        """Triggers made of the offered tools' names, which may stand anywhere.
-
-        Cline-style ``<read_file>`` for an offered ``read_file``: without that
-        tool such text is markup, so the trigger is not watched for at all (and
-        a stream does not hold it back). One-shot parsing and streams search
-        for these like ``triggers``, in a small pattern of their own (the
-        families' shared one is not compiled again for every tool list). Most
-        families have none.
-        """
-        return ()
-
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Streaming: is a ``None`` from ``extract`` at ``pos`` final, whatever text follows?
 
@@ -155,6 +227,10 @@ class CallFamily(ABC):
         """
         return False
 
+
+#: the tool list the :attr:`CallFamily.word_triggers` view looks at (word triggers may be made of
+#: the tools' names: any one name shows whether a family makes such)
+_PROBE = ParseContext([Tool("f")])
 
 _FAMILIES: dict[str, CallFamily] = {}
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger
 from utp.parsers.familykit import ended_before, make_call, read_call_group, render_value, unreadable
 from utp.parsers.names import resolve_name
 from utp.parsers.layout import unindented
@@ -271,13 +271,9 @@ class KeyValueFamily(CallFamily):
         if syntax is None:
             return
         group = cls.__dict__.get("group")
-        if "triggers" not in cls.__dict__:
-            cls.triggers = (group[0], syntax.open) if group else (syntax.open,)
-        if "trigger_heads" not in cls.__dict__:
-            heads = {syntax.open: _NAME_HEAD}
-            if group:
-                heads[group[0]] = rf"\s*+(?:{re.escape(syntax.open)}|\Z)"
-            cls.trigger_heads = heads
+        if "declared_triggers" not in cls.__dict__:
+            opener = Trigger(syntax.open, _NAME_HEAD)
+            cls.declared_triggers = (Trigger(group[0], rf"\s*+(?:{re.escape(syntax.open)}|\Z)"), opener) if group else (opener,)
 
     def read_call(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """One call at ``pos`` (the call opener); a dialect with a second body syntax overrides this."""

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext
+from utp.parsers.base import WORD_CHARACTER, CallFamily, Extraction, ParseContext, Start, Trigger
 from utp.parsers.familykit import clip, cut_by_output_end
 from utp.parsers.jsonrepair import CUT_MID_VALUE
 from utp.parsers.reasoning import call_list_starts, trailing_call_lines
 from utp.parsers.textscan import space_before
-from utp.parsers.triggerscan import WORD_CHARACTER, Candidate, Scanner, _searcher, is_word_trigger
+from utp.parsers.triggerscan import Candidate, Scanner, _searcher, family_triggers
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 #: the most call spans (a call read, or call-shaped text reported) one text is read for. A
@@ -161,7 +161,7 @@ def scan_text(
     agree on what is reasoning, call and content. ``literal`` visits every
     trigger occurrence instead of only those passing the families' heads (same
     result, slower; the equivalence is what the tests check). ``anchored`` are
-    the offered tools' triggers (:meth:`CallFamily.context_triggers`), which
+    the offered tools' answer-start triggers (:attr:`Start.ANSWER`), which
     only the answer's first word can be: they are tried there, once, instead
     of being searched for everywhere.
     """
@@ -282,7 +282,7 @@ def _anchor(text: str, start: int, anchored: dict[str, tuple[Candidate, ...]]) -
         if at < start:
             continue
         found = max((t for t in anchored if text.startswith(t, at)), key=len, default="")
-        if found and at > 0 and WORD_CHARACTER.match(text, at - 1) and is_word_trigger(found, [c.family for c in anchored[found]]):
+        if found and at > 0 and WORD_CHARACTER.match(text, at - 1) and all(c.word for c in anchored[found]):
             continue  # glued to the word before it: another word (the stream's scan skips it too)
         if found:
             return at, found
@@ -291,8 +291,11 @@ def _anchor(text: str, start: int, anchored: dict[str, tuple[Candidate, ...]]) -
 
 def anchored_candidates(families: Sequence[CallFamily], ctx: ParseContext) -> dict[str, tuple[Candidate, ...]]:
     """The offered tools' triggers and the families reading them, by priority."""
-    owners: dict[str, list[CallFamily]] = {}
+    owners: dict[str, list[tuple[CallFamily, Trigger]]] = {}
     for family in families:
-        for trigger in family.context_triggers(ctx):
-            owners.setdefault(trigger, []).append(family)
-    return {t: tuple(Candidate(f, t) for f in sorted(fs, key=lambda f: -f.priority)) for t, fs in owners.items()}
+        if family.names_tools:
+            for record in family_triggers(family, ctx):
+                if record.start is Start.ANSWER:
+                    owners.setdefault(record.text, []).append((family, record))
+    ranked = {t: sorted(fs, key=lambda owner: -owner[0].priority) for t, fs in owners.items()}
+    return {t: tuple(Candidate(f, t, r.word) for f, r in fs) for t, fs in ranked.items()}

@@ -1,11 +1,11 @@
 """The scan pattern: every family's triggers in one compiled alternation, cached per family set.
 
-A family declares literal triggers and, per trigger, a lookahead its text must
-pass (``trigger_heads``); this module turns a family set into one regular
-expression (a trie of the triggers with their guards) so the scan loop
-(:mod:`utp.parsers.scanloop`) visits only positions where some family may
-start a call. Offered tools add triggers of their own (``context_triggers``,
-``named_triggers``); those scanners are cached by the tool names.
+A family declares its triggers as :class:`~utp.parsers.base.Trigger` records
+(a literal, the lookahead its text must pass, where it may start); this module
+turns a family set into one regular expression (a trie of the triggers with
+their guards) so the scan loop (:mod:`utp.parsers.scanloop`) visits only
+positions where some family may start a call. Offered tools add triggers made
+of their names; those scanners are cached by the names.
 """
 
 from __future__ import annotations
@@ -16,13 +16,16 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from utp.parsers.base import CallFamily, ParseContext
+from utp.parsers.base import WORD_CHARACTER, CallFamily, ParseContext, Start, Trigger
 from utp.parsers.reasoning import REASONING_TAGS
 
 @dataclass(frozen=True)
 class Candidate:
+    """A family to try where ``trigger`` matched (``word``: an answer-start trigger that is a word)."""
+
     family: CallFamily
     trigger: str
+    word: bool = False
 
 
 class TriggerScanner:
@@ -42,11 +45,14 @@ class TriggerScanner:
     def __init__(self, families: Sequence[CallFamily], ctx: ParseContext | None = None, anchored: bool = True, named: bool = True) -> None:
         """``ctx``'s tools add their triggers: those of any tool list, and with ``named`` those of these names."""
         owners: dict[str, list[CallFamily]] = {}
+        records: dict[str, list[Trigger]] = {}
         for family in families:
-            for trigger in (*family.triggers, *_offered_triggers(family, ctx), *(_named_triggers(family, ctx, anchored) if named else ())):
-                if trigger and family not in owners.get(trigger, ()):
-                    owners.setdefault(trigger, []).append(family)
+            for record in family_triggers(family, ctx if ctx is not None and ctx.has_tools else None):
+                if (named or not record.from_tool_names) and (anchored or record.start is not Start.ANSWER):
+                    _own(owners, records, family, record)
         self.owners = owners
+        #: per trigger, its owners' records (in the order of ``owners``)
+        self.records = records
         self.triggers = sorted(owners, key=len, reverse=True)
         self.candidates = candidates_by_trigger(owners)
         self.closer_of = dict(REASONING_TAGS)
@@ -54,8 +60,8 @@ class TriggerScanner:
         #: inside a call span belongs to the call, exactly as when streaming
         self.content_triggers = frozenset(self.triggers) | frozenset(self.closer_of)
         self.max_content_trigger = max(len(t) for t in self.content_triggers)
-        #: triggers that start a call only where a word starts (:attr:`CallFamily.word_triggers`)
-        self.word_triggers = frozenset(t for t in self.triggers if is_word_trigger(t, owners[t]))
+        #: triggers that start a call only where a word starts (:attr:`Trigger.word`)
+        self.word_triggers = frozenset(t for t in self.triggers if is_word_trigger(records[t]))
 
     def _start(self, trigger: str) -> str:
         """The lookbehind a trigger's match needs: a word start for a word trigger, else nothing."""
@@ -71,16 +77,16 @@ class TriggerScanner:
 
     @cached_property
     def filtered_pattern(self) -> re.Pattern[str] | None:
-        """The one-shot pattern: each trigger followed by the lookahead its families' ``trigger_heads`` declare.
+        """The one-shot pattern: each trigger followed by the lookahead its owners' records declare (``Trigger.head``).
 
         Positions where every owner would decline are never visited (the
         stream keeps the literal pattern: a head may still be arriving there).
         """
-        return trie_pattern({t: self._start(t) + _guard(t, self.owners.get(t, ())) for t in self.content_triggers})
+        return trie_pattern({t: self._start(t) + heads_guard(self.records.get(t, ())) for t in self.content_triggers})
 
     @cached_property
     def filtered_call_pattern(self) -> re.Pattern[str] | None:
-        return trie_pattern({t: self._start(t) + _guard(t, self.owners[t]) for t in self.triggers})
+        return trie_pattern({t: self._start(t) + heads_guard(self.records[t]) for t in self.triggers})
 
     @cached_property
     def content_prefixes(self) -> frozenset[str]:
@@ -152,7 +158,7 @@ class ToolScanner:
     trie they would cost a whole new trie per list (~20 ms: once per agent,
     but once per scenario in an evaluation suite); kept in a small pattern of
     their own they cost about a millisecond, and the shared trie (with the
-    triggers of any tool list, :attr:`CallFamily.offered_triggers`) is
+    triggers of any tool list, :attr:`Trigger.offered_only`) is
     compiled once. The two are searched together (:class:`EitherPattern`),
     which visits exactly the positions the combined trie would. Streams keep
     one combined :class:`TriggerScanner`: their hold-back logic wants one
@@ -161,15 +167,19 @@ class ToolScanner:
 
     def __init__(self, shared: TriggerScanner, families: Sequence[CallFamily], ctx: ParseContext) -> None:
         own: dict[str, list[CallFamily]] = {}
+        own_records: dict[str, list[Trigger]] = {}
         for family in families:
-            for trigger in family.tool_triggers(ctx):
-                if trigger and family not in own.get(trigger, ()):
-                    own.setdefault(trigger, []).append(family)
+            for record in family_triggers(family, ctx):
+                if record.from_tool_names and record.start is not Start.ANSWER:
+                    _own(own, own_records, family, record)
         owners = {t: list(fs) for t, fs in shared.owners.items()}
+        #: the tools' triggers' records, with those of a shared trigger of the same text
+        records = {t: list(shared.records.get(t, ())) for t in own}
         for trigger, families_of in own.items():
-            known = owners.setdefault(trigger, [])
-            known.extend(f for f in families_of if f not in known)
+            for family, record in zip(families_of, own_records[trigger]):
+                _own(owners, records, family, record)
         self.owners = owners
+        self.records = records
         self.shared = shared
         self.triggers = sorted(owners, key=len, reverse=True)
         self.candidates = candidates_by_trigger(owners)
@@ -181,12 +191,12 @@ class ToolScanner:
         groups: dict[str, list[str]] = {}
         for trigger in own:
             groups.setdefault(trigger[0], []).append(trigger)
-        self._own = own
+        self._own = own_records
         self._groups = list(groups.values())
 
     def _start(self, trigger: str) -> str:
         """The lookbehind a trigger's match needs (see :attr:`TriggerScanner.word_triggers`)."""
-        return word_start(len(trigger)) if is_word_trigger(trigger, self.owners[trigger]) else ""
+        return word_start(len(trigger)) if is_word_trigger(self.records[trigger]) else ""
 
     # Compiled when first used, as the shared scanner's: a one-shot parse needs only the filtered ones.
     @cached_property
@@ -195,7 +205,7 @@ class ToolScanner:
 
     @cached_property
     def _filtered(self) -> list[re.Pattern[str] | None]:
-        return [trie_pattern({t: self._start(t) + _guard(t, self._own[t]) for t in group}) for group in self._groups]
+        return [trie_pattern({t: self._start(t) + heads_guard(self._own[t]) for t in group}) for group in self._groups]
 
     @cached_property
     def pattern(self) -> EitherPattern:
@@ -304,40 +314,68 @@ def candidates_by_trigger(owners: dict[str, list[CallFamily]]) -> dict[str, tupl
     return candidates
 
 
-def _offered_triggers(family: CallFamily, ctx: ParseContext | None) -> tuple[str, ...]:
-    """The triggers ``family`` watches for while any tool is offered."""
-    return family.offered_triggers if ctx is not None and ctx.has_tools else ()
+def _own(owners: dict[str, list[CallFamily]], records: dict[str, list[Trigger]], family: CallFamily, record: Trigger) -> None:
+    """Note that ``family`` watches for ``record`` (once per family and text)."""
+    if family not in owners.get(record.text, ()):
+        owners.setdefault(record.text, []).append(family)
+        records.setdefault(record.text, []).append(record)
 
 
-def _named_triggers(family: CallFamily, ctx: ParseContext | None, anchored: bool) -> tuple[str, ...]:
-    """The triggers ``family`` makes of ``ctx``'s tool names: those found anywhere, and the anchored ones if asked."""
+#: the records families made of tool lists, by family and tool names; the oldest goes first
+_RECORDS: dict[tuple[CallFamily, tuple[str, ...]], tuple[Trigger, ...]] = {}
+MAX_RECORDS = 1024
+
+
+def family_triggers(family: CallFamily, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+    """``family.triggers_for(ctx)``, remembered by the tool names where the family makes triggers of them.
+
+    ``triggers_for`` is a function of the names, and a parser is built for
+    every new tool list (every request of an agent): the records it builds
+    (tens per list) are not built again for names seen before.
+    """
+    if not family.names_tools or ctx is None or not ctx.has_tools:
+        return family.triggers_for(ctx)
+    key = (family, tuple(ctx.by_name))
+    found = _RECORDS.get(key)
+    if found is None:
+        if len(_RECORDS) >= MAX_RECORDS:
+            _RECORDS.pop(next(iter(_RECORDS)))
+        found = _RECORDS[key] = family.triggers_for(ctx)
+    return found
+
+
+def named_triggers(families: Sequence[CallFamily], ctx: ParseContext | None, anchored: bool) -> tuple[str, ...]:
+    """The texts of the triggers ``families`` make of ``ctx``'s tool names (answer-start ones if ``anchored``)."""
     if ctx is None or not ctx.has_tools:
         return ()
-    return (*family.tool_triggers(ctx), *(family.context_triggers(ctx) if anchored else ()))
+    found = {
+        record.text
+        for family in families
+        if family.names_tools
+        for record in family_triggers(family, ctx)
+        if record.from_tool_names and (anchored or record.start is not Start.ANSWER)
+    }
+    return tuple(sorted(found))
 
 
 #: a head that opens with a one-character class lookahead (the cheap first check floods fail on)
 _FIRST_CHARACTER = re.compile(r"\(\?=\[((?:\\.|[^\]\\^])(?:\\.|[^\]\\])*)\]\)")
 
 
-def _guard(trigger: str, owners: Sequence[CallFamily]) -> str:
-    """The lookahead after ``trigger`` from its owners' heads ("" when any owner has none).
+def heads_guard(records: Sequence[Trigger]) -> str:
+    """The lookahead after a trigger from its owners' records' heads ("" when any owner has none).
 
     When every head opens with a one-character class, their union is checked
     first: a flood of the bare trigger then fails each position in one step
     instead of once per owner (1 MB of ``[``, owned by pythonic and json).
     """
-    heads = [family.trigger_head(trigger) for family in owners]
+    heads = [record.head for record in records]
     if not heads or any(head is None for head in heads):
         return ""
     unique = list(dict.fromkeys(h for h in heads if h is not None))
     firsts = [_FIRST_CHARACTER.match(head) for head in unique]
     union = "(?=[" + "".join(m.group(1) for m in firsts if m) + "])" if len(unique) > 1 and all(firsts) else ""
     return f"{union}(?=(?:{'|'.join(unique)}))"
-
-
-#: what ``\w`` matches: a word trigger cannot start right after one
-WORD_CHARACTER = re.compile(r"\w")
 
 
 def word_start(length: int) -> str:
@@ -349,9 +387,14 @@ def word_start(length: int) -> str:
     return rf"(?<!\w[\s\S]{{{length}}})"
 
 
-def is_word_trigger(trigger: str, owners: Sequence[CallFamily]) -> bool:
-    """Does ``trigger`` start a call only where a word starts? (It begins with one, and every owner says so.)"""
-    return bool(owners) and WORD_CHARACTER.match(trigger) is not None and all(f.word_triggers for f in owners)
+def _guard(trigger: str, owners: Sequence[CallFamily]) -> str:
+    """The lookahead after a declared ``trigger`` owned by ``owners`` (see :func:`heads_guard`)."""
+    return heads_guard([next((r for r in f.declared_triggers if r.text == trigger), Trigger(trigger)) for f in owners])
+
+
+def is_word_trigger(records: Sequence[Trigger]) -> bool:
+    """Does the trigger of these owners' records start a call only where a word starts? (Every record says so.)"""
+    return bool(records) and all(r.word for r in records)
 
 
 def trie_pattern(guards: dict[str, str]) -> re.Pattern[str] | None:
@@ -396,13 +439,13 @@ def scanner_for(families: Sequence[CallFamily], ctx: ParseContext | None = None,
 
     ``anchored`` asks for a stream's scanner: one :class:`TriggerScanner` that
     also watches for the triggers only an answer's start can be
-    (:meth:`CallFamily.context_triggers`); one-shot parsing tries those once
+    (:attr:`Start.ANSWER`); one-shot parsing tries those once
     and gets a :class:`ToolScanner` when the tools' names add triggers.
     Families are registry singletons, and the triggers they add are a
     function of the tool names, so one scanner serves every tool list with
     the same names (and one every tool list when no family adds any).
     """
-    named = tuple(sorted({t for f in families for t in _named_triggers(f, ctx, anchored)}))
+    named = named_triggers(families, ctx, anchored)
     if not named:
         return _shared_scanner(families, ctx)
     key = (tuple(f.name for f in families), True, named, anchored)

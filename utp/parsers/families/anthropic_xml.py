@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, ended_before, make_call, read_json_at, unreadable
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.layout import unindented
@@ -84,14 +84,13 @@ _PARAMETER = re.compile(
 @register_family
 class AnthropicXmlFamily(CallFamily):
     name = "anthropic_xml"
-    triggers = (*_WRAPPERS, *(f"<{p}invoke " for p in _PREFIXES))
     #: above pythonic, which shares <function_calls> (OLMo-3)
     priority = 60
     aliases = ("claude_xml", "anthropic")
-    trigger_heads = {
+    declared_triggers = static_triggers((*_WRAPPERS, *(f"<{p}invoke " for p in _PREFIXES)), {
         **dict.fromkeys(_WRAPPERS, _WRAPPED_HEAD),
         **{f"<{p}invoke ": _INVOKE_TAIL for p in _PREFIXES},
-    }
+    })
     summary = 'Claude-style XML: <function_calls><invoke name="N"><parameter name="K">v</parameter></invoke></function_calls>'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

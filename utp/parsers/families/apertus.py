@@ -23,7 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import build_call, skip_ws, split_call_object
 from utp.parsers.familykit import clip, closer_bound, read_json_at, still_quoting, unreadable
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED
@@ -37,13 +37,12 @@ SUFFIX = "<|tools_suffix|>"
 @register_family
 class ApertusFamily(CallFamily):
     name = "apertus"
-    triggers = (PREFIX,)
     priority = 50
     aliases = ("apertus_json", "swiss_ai")
     summary = '<|tools_prefix|>[{"NAME": {...}}, ...]<|tools_suffix|>'
     #: extract reads a JSON value, or reports the end of the output right after the prefix
     #: (``\s`` is a superset of the whitespace ``skip_ws`` skips)
-    trigger_heads = {PREFIX: r"\s*+(?:[\[{]|\Z)"}
+    declared_triggers = static_triggers((PREFIX,), {PREFIX: r"\s*+(?:[\[{]|\Z)"})
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         cursor = skip_ws(text, pos + len(PREFIX))

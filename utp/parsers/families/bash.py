@@ -17,7 +17,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.pyliteral import schema_types, typed_value
 from utp.parsers.textscan import find_forward
@@ -191,11 +191,10 @@ def _is_number(word: str) -> bool:
 @register_family
 class BashFamily(CallFamily):
     name = "bash"
-    triggers = tuple(f"{FENCE}{lang}" for lang in LANGUAGES)
     in_auto = False
     aliases = ("command_line", "shell")
     summary = "Command line in a ```bash fence: TOOL --key value positional (opt-in: allow_bash=True)"
-    trigger_heads = dict.fromkeys(triggers, _HEAD)
+    declared_triggers = tuple(Trigger(f"{FENCE}{lang}", _HEAD) for lang in LANGUAGES)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if not ctx.has_tools:

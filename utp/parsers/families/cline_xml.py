@@ -5,7 +5,7 @@ element named after the tool, with one child element per parameter, and read
 the reply for those elements. Local models that have seen such prompts, or
 were tuned on their transcripts, write the same shape to agents expecting
 native calls. Without the tools the shape is ordinary markup, so the offered
-tools' names are the triggers (:meth:`CallFamily.tool_triggers`):
+tools' names are the triggers (:meth:`CallFamily.triggers_for`):
 ``<read_file>`` is watched for only while ``read_file`` is offered.
 
 The body must be nothing but parameter elements, each closed by the first
@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family
 from utp.parsers.elements import child_elements
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
@@ -55,31 +55,34 @@ _YAML_START = re.compile(r"\s*+" + _YAML_KEY)
 _YAML_SO_FAR = re.compile(r"\s*+(?:[A-Za-z_][\w\-]{0,100}+(?:[ \t]*+:?)?)?\Z")
 
 
+
+def _element_head(name: str) -> str:
+    """Further on, the closer before the element opens again, or neither (a call cut off); and first
+    blanks, then the element's own closer or a parameter element (the same element again is a flood).
+
+    The second lookahead stops at the next ``<NAME>``, so the lookaheads of
+    all occurrences read the text once between them: a flood of unclosed
+    elements costs one regex pass, not one ``extract`` per element.
+    """
+    name = re.escape(name)
+    return rf"(?=[^<]*+(?:<(?!/?{name}>)[^<]*+)*+(?:</{name}>|\Z))\s*+(?:</{name}>|<(?!{name}>)[A-Za-z_]|{_YAML_KEY})"
+
+
 @register_family
 class ClineXmlFamily(CallFamily):
     name = "cline_xml"
-    triggers = ()
     priority = 10
     aliases = ("cline", "roo", "xml_tool_use")
     summary = "<TOOL_NAME><param>value</param></TOOL_NAME> for an offered tool (Cline / Roo Code XML tool use)"
 
-    def tool_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
+    def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+        """``<NAME>`` and ``<NAME/>`` for each offered tool named like an element (no other triggers)."""
+        if ctx is None:
+            return ()
         names = [name for name in ctx.by_name if _ELEMENT_NAME.fullmatch(name)]
-        triggers = [f"<{name}>" for name in names] + [f"<{name}/>" for name in names]
-        return tuple(t for t in triggers if t not in _RESERVED)
-
-    def trigger_head(self, trigger: str) -> str | None:
-        """Further on, the closer before the element opens again, or neither (a call cut off); and first
-        blanks, then the element's own closer or a parameter element (the same element again is a flood).
-
-        The second lookahead stops at the next ``<NAME>``, so the lookaheads of
-        all occurrences read the text once between them: a flood of unclosed
-        elements costs one regex pass, not one ``extract`` per element.
-        """
-        if trigger.endswith("/>"):
-            return None  # a self-closing element is the whole call
-        name = re.escape(trigger[1:-1])
-        return rf"(?=[^<]*+(?:<(?!/?{name}>)[^<]*+)*+(?:</{name}>|\Z))\s*+(?:</{name}>|<(?!{name}>)[A-Za-z_]|{_YAML_KEY})"
+        opened = [Trigger(f"<{name}>", _element_head(name), from_tool_names=True) for name in names]
+        closed = [Trigger(f"<{name}/>", from_tool_names=True) for name in names]  # a self-closing element is the whole call
+        return tuple(t for t in (*opened, *closed) if t.text not in _RESERVED)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger.endswith("/>"):

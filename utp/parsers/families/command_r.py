@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.taggedjson import TAGGED_JSON_HEAD, extract_tagged_json
 from utp.parsers.textscan import find_forward
 from utp.types import ToolCall
@@ -32,10 +32,9 @@ _FENCE_TAIL_ARRIVING = re.compile(r"[ \t]*(?:\n[ \t]*)?(?:`(?:`(?:`(?:j(?:s(?:o(
 @register_family
 class CommandRFamily(CallFamily):
     name = "command_r"
-    triggers = (START, ACTION)
     priority = 50
     #: scan lookahead: the Action fence (else no read at all), then where JSON must start
-    trigger_heads = {START: TAGGED_JSON_HEAD, ACTION: _FENCE_TAIL + TAGGED_JSON_HEAD}
+    declared_triggers = static_triggers((START, ACTION), {START: TAGGED_JSON_HEAD, ACTION: _FENCE_TAIL + TAGGED_JSON_HEAD})
     aliases = ("cohere", "command_r_plus", "command_a", "command_r7b")
     summary = '<|START_ACTION|>[{"tool_name": ..., "parameters": {...}}]<|END_ACTION|> or Action: ```json [...]```'
 

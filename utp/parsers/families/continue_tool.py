@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import make_call, render_value, unreadable
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.types import DiagnosticKind, ToolCall
@@ -56,10 +56,9 @@ _BLANKS = re.compile(r"(?:[ \t]*\r?\n)*")
 @register_family
 class ContinueToolFamily(CallFamily):
     name = "continue_tool"
-    triggers = TRIGGERS
     #: above the fenced-JSON family, which would not read this body anyway
     priority = 25
-    trigger_heads = dict.fromkeys(TRIGGERS, _AFTER_LABEL)
+    declared_triggers = static_triggers(TRIGGERS, dict.fromkeys(TRIGGERS, _AFTER_LABEL))
     aliases = ("continue", "tool_codeblock")
     summary = "```tool\\nTOOL_NAME: NAME\\nBEGIN_ARG: key\\nvalue\\nEND_ARG\\n``` (Continue's tool code blocks)"
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import closer_past_strings, make_call, unreadable
 from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, Tool, ToolCall
@@ -39,9 +39,8 @@ COMMAND = "command"
 @register_family
 class CwmFamily(CallFamily):
     name = "cwm"
-    triggers = (OPEN,)
     aliases = ("cursor_tags",)
-    trigger_heads = {OPEN: _HEAD}
+    declared_triggers = static_triggers((OPEN,), {OPEN: _HEAD})
     summary = "<tool: function>\\nNAME ARGS\\n</tool> (Meta CWM; ARGS a JSON object or the command text)"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

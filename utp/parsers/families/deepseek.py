@@ -32,7 +32,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.families.anthropic_xml import SYNTAX as _CLAUDE_SYNTAX
 from utp.parsers.families.anthropic_xml import InvokeSyntax, read_invoke_run
 from utp.parsers.callshape import build_call, unparseable
@@ -96,10 +96,9 @@ _STEP_NAME_LINE = re.compile(r"[ \t]*+[^\s<>]{1,256}+[ \t]*+\n")
 @register_family
 class DeepseekFamily(CallFamily):
     name = "deepseek"
-    triggers = CALLS_BEGIN + CALL_BEGIN
     priority = 50
     aliases = ("deepseek_v3", "deepseek_r1", "deepseek_v31", "deepseek_v3_1")
-    trigger_heads = dict.fromkeys(CALL_BEGIN, CALL_HEAD)
+    declared_triggers = static_triggers(CALLS_BEGIN + CALL_BEGIN, dict.fromkeys(CALL_BEGIN, CALL_HEAD))
     summary = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME ```json {...}```<｜tool▁call▁end｜>..."
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

@@ -41,7 +41,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family
 from utp.parsers.families.anthropic_xml import _INVOKE_TAIL, STRING_ATTRIBUTE, InvokeSyntax, flagged_value, json_invoke_body, read_invoke_block
 from utp.parsers.textscan import is_proper_prefix, skip_space
 from utp.types import ToolCall
@@ -87,9 +87,8 @@ SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, flagged_value, json_invoke_body)
 @register_family
 class DeepseekDsmlFamily(CallFamily):
     name = "deepseek_dsml"
-    triggers = tuple(f"<{mark}" for mark in MARKS)
     aliases = ("dsml", "deepseek_v32", "deepseek_v3_2", "deepseek_v4", "deepseek_v41")
-    trigger_heads = dict.fromkeys(triggers, HEAD)
+    declared_triggers = tuple(Trigger(f"<{mark}", HEAD) for mark in MARKS)
     summary = '<｜DSML｜tool_calls><｜DSML｜invoke name="N"><｜DSML｜parameter name="K" string="true">v</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import calls_from_value, skip_ws
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.reasoning import REASONING_CLOSERS
@@ -33,12 +33,11 @@ DATA_LABELS = frozenset({"", "json", "json5", "jsonc"})
 @register_family
 class FencedFamily(CallFamily):
     name = "fenced"
-    triggers = (FENCE,)
     priority = 20
     #: an info string on the fence's line, then a body opening with ``{`` or ``[`` (scan lookahead)
     #: possessive: giving back cannot make a newline; no backtick, as in CommonMark's info string
     #: (``_label`` refuses one), so a run of backticks fails at its first character
-    trigger_heads = {FENCE: r"[^\n`]{0,60}+\n\s*+[{\[]"}
+    declared_triggers = static_triggers((FENCE,), {FENCE: r"[^\n`]{0,60}+\n\s*+[{\[]"})
     aliases = ("markdown", "fenced_json", "code_block")
     summary = "```json fenced call JSON (also ```tool_call / ```tool_code labels)"
 

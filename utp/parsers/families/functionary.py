@@ -27,7 +27,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import closer_bound, json_arguments_before, make_call, read_json_at, unreadable
 from utp.parsers.textscan import find_forward, skip_space
 from utp.types import Diagnostic, ToolCall
@@ -67,11 +67,10 @@ RECIPIENT_HEAD = rf"all[ \t]*+\r?\n|[A-Za-z_][\w.\-]{{0,255}}+[ \t]*+\r?\n\s{{0,
 @register_family
 class FunctionaryFamily(CallFamily):
     name = "functionary"
-    triggers = (FUNCTION, RECIPIENT)
     #: below qwen3_coder, which shares <function= and passes on JSON bodies
     priority = 60
     #: a call needs its header and then a JSON object (see FUNCTION_HEAD, RECIPIENT_HEAD)
-    trigger_heads = {FUNCTION: FUNCTION_HEAD, RECIPIENT: RECIPIENT_HEAD}
+    declared_triggers = static_triggers((FUNCTION, RECIPIENT), {FUNCTION: FUNCTION_HEAD, RECIPIENT: RECIPIENT_HEAD})
     aliases = ("functionary_v3", "meetkai")
     summary = "Functionary: <function=NAME>{json}</function> (v3.1) and >>>NAME\\n{json} (v3.2)"
 

@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import json_arguments_before, make_call, sole_parameter, unreadable
 from utp.parsers.textscan import find_first, skip_space
 from utp.types import Diagnostic, ToolCall
@@ -60,9 +60,8 @@ _HEADS = {
 @register_family
 class FunctionaryLegacyFamily(CallFamily):
     name = "functionary_legacy"
-    triggers = tuple(_HEADERS)
     priority = 50
-    trigger_heads = _HEADS
+    declared_triggers = static_triggers(tuple(_HEADERS), _HEADS)
     aliases = ("functionary_v1", "functionary_v2")
     summary = "Functionary v1 <|START_OF_FUNCTION_CALL|>NAME:\\n{json}<|END_OF_FUNCTION_CALL|>, v2 <|recipient|>NAME\\n<|content|>{json}"
 

@@ -49,7 +49,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, register_family, static_triggers
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.jsonrepair import quoted_string_end
 from utp.numbers import read_number
@@ -261,11 +261,9 @@ class _ValueReader:
 @register_family
 class FunctionGemmaFamily(CallFamily):
     name = "functiongemma"
-    word_triggers = True  # ``recall:`` is no ``call:``
-    triggers = (*_BLOCKS, BARE)
     aliases = ("function_gemma", "gemma4")
     summary = "FunctionGemma / Gemma 4: <start_function_call>call:NAME{key:<escape>v<escape>}<end_function_call>"
-    trigger_heads = {**dict.fromkeys(_BLOCKS, _HEAD), BARE: _BARE_HEAD}
+    declared_triggers = static_triggers((*_BLOCKS, BARE), {**dict.fromkeys(_BLOCKS, _HEAD), BARE: _BARE_HEAD}, Start.WORD)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == BARE:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, register_family, static_triggers
 from utp.parsers.taggedjson import extract_tagged_json
 from utp.types import ToolCall
 
@@ -26,12 +26,10 @@ _HEAD = r"(?<![\w.]functools\[)(?![ \t\n\r]*+\])"
 @register_family
 class FunctoolsFamily(CallFamily):
     name = "functools"
-    word_triggers = True  # ``myfunctools[`` is another word
-    triggers = (TAG + "[",)
     priority = 50
     aliases = ("phi4", "phi4_mini", "firefunction", "firefunction_v2")
     summary = 'functools[{"name": ..., "arguments": {...}}]'
-    trigger_heads = {TAG + "[": _HEAD}
+    declared_triggers = static_triggers((TAG + "[",), {TAG + "[": _HEAD}, Start.WORD)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if pos > 0 and (text[pos - 1].isalnum() or text[pos - 1] in "_."):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import calls_from_value, skip_ws
 from utp.parsers.familykit import closer_bound, read_json_at, still_quoting, unreadable
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED
@@ -40,15 +40,14 @@ _BODY = r"\s*+(?:[\[{]|\Z)"
 @register_family
 class GigaChatFamily(CallFamily):
     name = "gigachat"
-    triggers = (MESSAGE_SEP, ROLE, TOKEN)
     priority = 50
     aliases = ("gigachat3", "gigachat3.1", "gigachat31")
     summary = '<|message_sep|>\\n\\nfunction call<|role_sep|>\\n{"name": ..., "arguments": {...}} or <|function_call|>{...}'
-    trigger_heads = {
+    declared_triggers = static_triggers((MESSAGE_SEP, ROLE, TOKEN), {
         MESSAGE_SEP: r"\s*+" + r"function call<\|role_sep\|>" + _BODY,
         ROLE: _BODY,
         TOKEN: _BODY,
-    }
+    })
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         body = pos + len(trigger)

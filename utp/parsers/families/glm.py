@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from utp.parsers.base import Extraction, ParseContext, register_family
+from utp.parsers.base import Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.familykit import clip, make_call, read_json_at
 from utp.parsers.keyvalue import KeyValueFamily, KeyValueSyntax, name_pattern, render_key_value
 from utp.parsers.reasoning import call_list_starts
@@ -64,23 +64,25 @@ _GLUED_KEY = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{2,256}+)</arg_key>""")
 @register_family
 class GlmFamily(KeyValueFamily):
     name = "glm"
-    word_triggers = True  # GLM-4's answer line ``get_weather`` is the tool's name only as a word of its own
     syntax = SYNTAX
     group = (GROUP_OPEN, GROUP_CLOSE)
-    triggers = (GROUP_OPEN, OPEN)
     #: between qwen3_coder and hermes on the shared <tool_call>
     priority = 65
     #: the bare name's first character (scan lookahead)
-    trigger_heads = {OPEN: r"[ \t]*[^\s<>{}\[\]\"']", GROUP_OPEN: _GROUP_HEAD}
+    declared_triggers = static_triggers((GROUP_OPEN, OPEN), {OPEN: r"[ \t]*[^\s<>{}\[\]\"']", GROUP_OPEN: _GROUP_HEAD})
     aliases = ("glm4", "glm45", "glm47", "glm4_moe", "hunyuan_v3", "hy_v3")
     summary = "GLM-4.5+: <tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> (Hunyuan: NAME<tool_sep>, in <tool_calls>)"
 
-    def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
-        """``NAME`` and a line break, for each offered tool: GLM-4's answer begins so."""
-        return tuple(f"{name}\n" for name in ctx.by_name if name and not any(ch.isspace() for ch in name))
+    def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+        """Also ``NAME`` and a line break, for each offered tool: GLM-4's answer begins so (the
+        tool's name only as a word of its own)."""
+        if ctx is None:
+            return self.declared_triggers
+        answers = (Trigger(f"{name}\n", start=Start.ANSWER, from_tool_names=True) for name in ctx.by_name if name and not any(ch.isspace() for ch in name))
+        return (*self.declared_triggers, *answers)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        if trigger not in self.triggers:
+        if trigger not in _OWN:
             return self._name_line_answer(text, pos, trigger, ctx)
         return super().extract(text, pos, trigger, ctx)
 
@@ -124,7 +126,7 @@ class GlmFamily(KeyValueFamily):
         return Extraction(len(text), [call], diagnostics)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
-        if trigger not in self.triggers:  # an answer of a name and JSON is decided by its end: hold it
+        if trigger not in _OWN:  # an answer of a name and JSON is decided by its end: hold it
             return pos not in call_list_starts(text)
         if trigger == GROUP_OPEN:  # Jamba's JSON group
             body = skip_space(text, pos + len(GROUP_OPEN))
@@ -151,3 +153,7 @@ def _mended(family: KeyValueFamily, mended: str, pos: int, ctx: ParseContext, re
         call.repairs.append(repair)
     reported = Diagnostic(DiagnosticKind.REPAIRED, f"{family.name} call read after repair: {repair}", clip(mended), family.name, pos)
     return Extraction(pos + found.end + removed, found.calls, [*found.diagnostics, reported], final=found.final)
+
+
+#: the triggers that are not an offered tool's name
+_OWN = frozenset(t.text for t in GlmFamily.declared_triggers)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.taggedjson import TAGGED_JSON_HEAD, extract_tagged_json
 from utp.types import ToolCall
 
@@ -22,10 +22,9 @@ CLOSE = "<|/tool_call|>"
 @register_family
 class GraniteFamily(CallFamily):
     name = "granite"
-    triggers = (TAG,)
     priority = 50
     aliases = ("granite3", "granite_tool_call")
-    trigger_heads = {TAG: TAGGED_JSON_HEAD}
+    declared_triggers = static_triggers((TAG,), {TAG: TAGGED_JSON_HEAD})
     summary = '<|tool_call|>[{"name": ..., "arguments": {...}}] (Phi-4-mini: then <|/tool_call|>)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

@@ -30,7 +30,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family, static_triggers
 from utp.parsers.familykit import closer_past_strings, closers_bound, identifier_safe, json_object_before_reopen, make_call, read_json_at, unreadable
 from utp.parsers.names import resolve_name
 from utp.parsers.textscan import bounded_find, find_first, skip_space
@@ -89,19 +89,19 @@ def _header_head(trigger: str) -> str:
 @register_family
 class HarmonyFamily(CallFamily):
     name = "harmony"
-    triggers = (START, CHANNEL, *_STRAY_ENDS)
     #: header openers need <|message|> within a header's length (or the end that near); a
     #: stray end token is always removed, so it can have no head
-    trigger_heads = {START: _header_head(START), CHANNEL: _header_head(CHANNEL)}
+    declared_triggers = static_triggers((START, CHANNEL, *_STRAY_ENDS), {START: _header_head(START), CHANNEL: _header_head(CHANNEL)})
     aliases = ("gpt-oss", "gpt_oss", "openai_harmony")
     summary = "gpt-oss Harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>"
 
-    def tool_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
+    def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+        """Also the stripped header's recipient for each offered tool, glued to the text before it or not."""
+        if ctx is None:
+            return self.declared_triggers
         names = dict.fromkeys(n for tool in ctx.tools for n in (tool.name, identifier_safe(tool.name)) if n and not any(c.isspace() for c in n))
-        return tuple(f"{glued}{_STRIPPED_RECIPIENT}{name}" for name in names for glued in ("", "assistant"))
-
-    def trigger_head(self, trigger: str) -> str | None:
-        return self.trigger_heads.get(trigger, _STRIPPED_TAIL + r"\{" if _STRIPPED_RECIPIENT in trigger else None)
+        stripped = (Trigger(f"{glued}{_STRIPPED_RECIPIENT}{name}", _STRIPPED_TAIL + r"\{", from_tool_names=True) for name in names for glued in ("", "assistant"))
+        return (*self.declared_triggers, *stripped)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if _STRIPPED_RECIPIENT in trigger:

@@ -38,7 +38,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import NAME_KEYS, build_call, calls_from_value, repaired_diagnostics, unparseable
 from utp.parsers.elements import OPEN_ELEMENT, child_elements, elements_to_dict
 from utp.parsers.taggedjson import salvage_list, valid_json_before
@@ -116,13 +116,12 @@ def _named_opener_head(tag: str) -> str:
 @register_family
 class HermesFamily(CallFamily):
     name = "hermes"
-    triggers = (*(f"<{tag}>" for tag in _TAGS), *_NAMED_OPENERS)
     priority = 50
     #: a body can only be JSON, child elements or a name line (scan lookahead per tag)
-    trigger_heads = {
+    declared_triggers = static_triggers((*(f"<{tag}>" for tag in _TAGS), *_NAMED_OPENERS), {
         **{f"<{tag}>": _body_head(tag) for tag in _TAGS},
         **{f"<{tag} ": _named_opener_head(tag) for tag in _STRONG},
-    }
+    })
     aliases = ("qwen_xml", "xml", "qwen", "qwen2.5", "nous", "tool_call_xml")
     summary = '<tool_call>{"name": ..., "arguments": {...}}</tool_call> (also <tools>, <function_call>, <tool_use>)'
 

@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_calls, read_calls
 from utp.parsers.familykit import make_call, read_json_at, unreadable
 from utp.parsers.pyliteral import LiteralError
@@ -30,9 +30,8 @@ HEAD = r"[ \t]*+[A-Za-z_][\w.\-]{0,127}+[ \t]*+\("
 @register_family
 class HistoryDisplayFamily(CallFamily):
     name = "history_display"
-    triggers = (TRIGGER,)
     priority = 50
-    trigger_heads = {TRIGGER: HEAD}
+    declared_triggers = static_triggers((TRIGGER,), {TRIGGER: HEAD})
     aliases = ("calling_tool",)
     summary = '[Calling tool: f({"a": 1})] (a client\'s display of past calls, imitated)'
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from utp.parsers.base import Extraction, ParseContext, register_family
+from utp.parsers.base import Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import json_arguments_before, make_call
 from utp.parsers.keyvalue import _NAME_HEAD, KeyValueFamily, KeyValueSyntax, word_name_pattern
 from utp.parsers.textscan import skip_space
@@ -41,7 +41,7 @@ class HunyuanFamily(KeyValueFamily):
     syntax = SYNTAX
     group = (GROUP_OPEN, GROUP_CLOSE)
     aliases = ("hy_v4", "hunyuan_v4", "hy_v3_opensource")
-    trigger_heads = {OPEN: _NAME_HEAD, GROUP_OPEN: rf"\s*+(?:{re.escape(OPEN)}|\Z)"}
+    declared_triggers = static_triggers((GROUP_OPEN, OPEN), {OPEN: _NAME_HEAD, GROUP_OPEN: rf"\s*+(?:{re.escape(OPEN)}|\Z)"})
     summary = "Hunyuan HY v4: <tool_calls:opensource><tool_call:opensource>NAME<arg_key:opensource>k</arg_key:opensource><arg_value:opensource>v</arg_value:opensource>…"
 
     def read_call(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:

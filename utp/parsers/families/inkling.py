@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.taggedjson import TAGGED_JSON_HEAD, extract_tagged_json
 from utp.types import ToolCall
 
@@ -33,10 +33,9 @@ _HEADER = re.compile(_RECIPIENT + re.escape(TAG))
 @register_family
 class InklingFamily(CallFamily):
     name = "inkling"
-    triggers = (TAG, MESSAGE)
     priority = 50
     aliases = ("inkling_json",)
-    trigger_heads = {TAG: TAGGED_JSON_HEAD, MESSAGE: _RECIPIENT + re.escape(TAG) + TAGGED_JSON_HEAD}
+    declared_triggers = static_triggers((TAG, MESSAGE), {TAG: TAGGED_JSON_HEAD, MESSAGE: _RECIPIENT + re.escape(TAG) + TAGGED_JSON_HEAD})
     summary = '<|content_invoke_tool_json|>{"name": ..., "args": {...}}<|end_message|> (Inkling)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

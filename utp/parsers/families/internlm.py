@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import build_call
 from utp.parsers.taggedjson import TAGGED_JSON_HEAD, extract_tagged_json
 from utp.parsers.textscan import find_forward
@@ -35,10 +35,9 @@ HEADS = {
 @register_family
 class InternlmFamily(CallFamily):
     name = "internlm"
-    triggers = (START + PLUGIN, START + INTERPRETER)
     priority = 50
     aliases = ("internlm2", "internlm2_5")
-    trigger_heads = HEADS
+    declared_triggers = static_triggers((START + PLUGIN, START + INTERPRETER), HEADS)
     summary = '<|action_start|><|plugin|>{"name": ..., "parameters": {...}}<|action_end|>'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.taggedjson import TAGGED_JSON_HEAD, extract_tagged_json
 from utp.types import ToolCall
 
@@ -30,10 +30,9 @@ PAIRS = {OPEN: CLOSE, "<TOOLCALL>": "</TOOLCALL>"}
 @register_family
 class JambaFamily(CallFamily):
     name = "jamba"
-    triggers = tuple(PAIRS)
     priority = 50
     aliases = ("hunyuan_a13b", "tool_calls_xml", "nemotron", "llama_nemotron")
-    trigger_heads = dict.fromkeys(PAIRS, TAGGED_JSON_HEAD)
+    declared_triggers = static_triggers(tuple(PAIRS), dict.fromkeys(PAIRS, TAGGED_JSON_HEAD))
     summary = '<tool_calls>[{"name": ..., "arguments": {...}}]</tool_calls> (Llama-Nemotron: <TOOLCALL>[...]</TOOLCALL>)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

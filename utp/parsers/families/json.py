@@ -36,7 +36,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, build_call, calls_from_value, skip_ws, unparseable
 from utp.parsers.taggedjson import salvage_list
 from utp.parsers.familykit import MAX_CLOSERS_INSIDE, read_json_at
@@ -84,21 +84,23 @@ _GROWABLE = {"{": re.compile(r"\s*\\?[\"']?"), "[": re.compile(r"\s*(?:\{\s*[\"'
 @register_family
 class JsonFamily(CallFamily):
     name = "json"
-    triggers = ("{", "[")
     priority = 10
     aliases = ("llama3_json", "xlam", "plain_json", "llama3", "json_object")
     summary = 'bare JSON call(s): {"name": ..., "arguments"|"parameters": {...}} or a list of them'
     #: what ``_placement`` requires first (a call key opens the object), as scan lookaheads
     #: (the object's head keeps its first-character class in front: a flood of ``{`` fails each
-    #: position on that one class, see ``triggerscan._guard``)
-    trigger_heads = {"{": _KEY_HEAD_FIRST + f"(?:{_KEY_HEAD_REST}|{_PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD}
+    #: position on that one class, see ``triggerscan.heads_guard``)
+    declared_triggers = static_triggers(("{", "["), {"{": _KEY_HEAD_FIRST + f"(?:{_KEY_HEAD_REST}|{_PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD})
 
-    def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
-        """``{"NAME"`` for each offered tool: an answer that is ``{"get_weather": {...}}``, the tool's name as the key."""
-        return tuple(f'{{"{name}"' for name in ctx.by_name if name and '"' not in name and "\\" not in name)
+    def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+        """Also ``{"NAME"`` for each offered tool: an answer that is ``{"get_weather": {...}}``, the tool's name as the key."""
+        if ctx is None:
+            return self.declared_triggers
+        answers = (Trigger(f'{{"{name}"', start=Start.ANSWER, from_tool_names=True) for name in ctx.by_name if name and '"' not in name and "\\" not in name)
+        return (*self.declared_triggers, *answers)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        if trigger not in self.triggers:
+        if trigger not in _OWN:
             return self._name_keyed(text, pos, trigger)
         placement = self._placement(text, pos, ctx)
         if placement is None:
@@ -239,7 +241,7 @@ class JsonFamily(CallFamily):
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Final once the shape rules it out, it is inline prose, or the JSON value is complete."""
-        if trigger not in self.triggers:  # a name-keyed answer is decided by its end: hold it
+        if trigger not in _OWN:  # a name-keyed answer is decided by its end: hold it
             return pos not in call_list_starts(text)
         shape = (_OBJECT_START if text[pos] == "{" else _LIST_START).match(text, pos)
         if shape is None:
@@ -364,3 +366,7 @@ def _plan_may_start(text: str, pos: int) -> bool:
         return True
     partial = _PLAN_SO_FAR.match(text, pos)
     return partial is not None and partial.end() == len(text)
+
+
+#: the triggers that are not an offered tool's name
+_OWN = frozenset(t.text for t in JsonFamily.declared_triggers)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from utp.parsers.base import Extraction, ParseContext, register_family
+from utp.parsers.base import Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.familykit import unreadable
 from utp.parsers.keyvalue import KeyValueFamily, KeyValueSyntax, word_name_pattern
@@ -51,9 +51,8 @@ class K2V3Family(KeyValueFamily):
     name = "k2_v3"
     syntax = SYNTAX
     group = (GROUP_OPEN, GROUP_CLOSE)
-    triggers = (GROUP_OPEN, OPEN)
     aliases = ("ifm", "k2v3", "k2_horizon")
-    trigger_heads = {OPEN: _CALL_HEAD, GROUP_OPEN: _GROUP_HEAD}
+    declared_triggers = static_triggers((GROUP_OPEN, OPEN), {OPEN: _CALL_HEAD, GROUP_OPEN: _GROUP_HEAD})
     summary = "K2-V3 IFM: <ifm|tool_call>NAME<ifm|arg_key>k</ifm|arg_key><ifm|arg_value>v</ifm|arg_value></ifm|tool_call>"
 
     def read_call(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:

@@ -38,7 +38,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.callshape import build_call, unparseable
 from utp.parsers.familykit import closer_past_strings, json_object_before_reopen, read_json_at
 from utp.parsers.jsonrepair import loads_lenient
@@ -84,18 +84,18 @@ _QUOTES = "`\"'"
 @register_family
 class KimiK2Family(CallFamily):
     name = "kimi_k2"
-    word_triggers = True  # a stripped ``functions.f:0`` line opens with the namespace, never inside a word
-    triggers = (*_SECTION_BEGINS, CALL_BEGIN, ARG_BEGIN)
     priority = 50
     aliases = ("kimi", "kimi_k2_instruct")
-    trigger_heads = {**dict.fromkeys(_SECTION_BEGINS, SECTION_HEAD), ARG_BEGIN: ARG_HEAD}
+    declared_triggers = static_triggers((*_SECTION_BEGINS, CALL_BEGIN, ARG_BEGIN), {**dict.fromkeys(_SECTION_BEGINS, SECTION_HEAD), ARG_BEGIN: ARG_HEAD})
     summary = "<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...}<|tool_call_end|>..."
 
-    def tool_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
-        return tuple(f"{_FUNCTIONS}{name}:" for name in ctx.by_name if name and ":" not in name and not any(c.isspace() for c in name))
-
-    def trigger_head(self, trigger: str) -> str | None:
-        return self.trigger_heads.get(trigger, _STRIPPED_HEAD if trigger.startswith(_FUNCTIONS) else None)
+    def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+        """Also ``functions.NAME:`` for each offered tool: a stripped call line, which opens with the
+        namespace, never inside a word."""
+        if ctx is None:
+            return self.declared_triggers
+        names = (name for name in ctx.by_name if name and ":" not in name and not any(c.isspace() for c in name))
+        return (*self.declared_triggers, *(Trigger(f"{_FUNCTIONS}{name}:", _STRIPPED_HEAD, Start.WORD, from_tool_names=True) for name in names))
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == ARG_BEGIN:

@@ -35,7 +35,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import find_forward, skip_space
@@ -85,12 +85,11 @@ def _escape(value: str) -> str:
 @register_family
 class KimiK3Family(CallFamily):
     name = "kimi_k3"
-    triggers = (TOOLS_OPEN, CALL_OPEN, *MARKERS)
     aliases = ("kimik3", "xtml")
-    trigger_heads = {
+    declared_triggers = static_triggers((TOOLS_OPEN, CALL_OPEN, *MARKERS), {
         TOOLS_OPEN: r"\s*+(?:" + re.escape(CALL_OPEN) + _AFTER_CALL_OPEN + "|" + re.escape(TOOLS_CLOSE) + "|" + _CUT_MARKER + ")",
         CALL_OPEN: _AFTER_CALL_OPEN,
-    }
+    })
     summary = '<|open|>tools<|sep|><|open|>call tool="f"<|sep|><|open|>argument key="a" type="string"<|sep|>x<|close|>argument<|sep|><|close|>call<|sep|>…'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import build_call, skip_ws
 from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.families.pythonic import MAX_SPAN, build_python_calls, names_offered_tool
@@ -56,10 +56,9 @@ TAG_HEAD = r"\s*+(?!<\|(?:eom_id|eot_id|python_tag)\|>)\S"
 @register_family
 class LlamaFamily(CallFamily):
     name = "llama"
-    triggers = (TAG, *TRAILERS)
     priority = 50
     #: trailers are always removed, so only the tag has a head
-    trigger_heads = {TAG: TAG_HEAD}
+    declared_triggers = static_triggers((TAG, *TRAILERS), {TAG: TAG_HEAD})
     aliases = ("llama31", "llama32", "python_tag", "llama_python_tag")
     summary = '<|python_tag|>{"name": ..., "parameters": {...}} or <|python_tag|>brave_search.call(query="...")'
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family, static_triggers
 from utp.parsers.callshape import build_call, split_call_object
 from utp.parsers.taggedjson import TAGGED_JSON_HEAD, extract_tagged_json
 from utp.parsers.familykit import read_json_at
@@ -35,17 +35,17 @@ _NAMED_HEAD = r"\s*+\{"
 @register_family
 class LmStudioFamily(CallFamily):
     name = "lmstudio"
-    triggers = (OPEN,)
     priority = 50
     aliases = ("lm_studio", "tool_request")
-    trigger_heads = {OPEN: TAGGED_JSON_HEAD}
+    declared_triggers = static_triggers((OPEN,), {OPEN: TAGGED_JSON_HEAD})
     summary = '[TOOL_REQUEST]{"name": ..., "arguments": {...}}[END_TOOL_REQUEST] (LM Studio\'s default tool use)'
 
-    def tool_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
-        return tuple(f"[{name}]" for name in ctx.by_name if name and "]" not in name and name != OPEN[1:-1])
-
-    def trigger_head(self, trigger: str) -> str | None:
-        return TAGGED_JSON_HEAD if trigger == OPEN else _NAMED_HEAD
+    def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+        """Also ``[NAME]`` for each offered tool, followed by its JSON arguments."""
+        if ctx is None:
+            return self.declared_triggers
+        names = (name for name in ctx.by_name if name and "]" not in name and name != OPEN[1:-1])
+        return (*self.declared_triggers, *(Trigger(f"[{name}]", _NAMED_HEAD, from_tool_names=True) for name in names))
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == OPEN:

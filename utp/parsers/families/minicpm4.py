@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, ended_before, json_arguments_before, make_call, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
@@ -75,9 +75,8 @@ def _raw_value(text: str, start: int, closer: str = PARAM_END) -> tuple[str, int
 @register_family
 class MiniCpm4XmlFamily(CallFamily):
     name = "minicpm4"
-    triggers = (*TRIGGERS, BLOCK)
     aliases = ("minicpm4_xml", "minicpm")
-    trigger_heads = {**dict.fromkeys(TRIGGERS, _HEAD), BLOCK: _BLOCK_HEAD}
+    declared_triggers = static_triggers((*TRIGGERS, BLOCK), {**dict.fromkeys(TRIGGERS, _HEAD), BLOCK: _BLOCK_HEAD})
     summary = 'MiniCPM-4 XML: <function name="N"><param name="K">v</param></function>'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

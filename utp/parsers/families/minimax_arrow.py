@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from json.decoder import scanstring
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.familykit import closer_bound, make_call, read_json_at, unreadable
 from utp.parsers.pyliteral import property_schema, typed_value
@@ -81,9 +81,8 @@ class _Unreadable(Exception):
 @register_family
 class MiniMaxArrowFamily(CallFamily):
     name = "minimax_arrow"
-    triggers = (OPEN,)
     aliases = ("tool_call_arrow", "perl_style", "minimax_text")
-    trigger_heads = {OPEN: _HEAD}
+    declared_triggers = static_triggers((OPEN,), {OPEN: _HEAD})
     summary = '[TOOL_CALL]{tool => "NAME", args => {--key "value"}}[/TOOL_CALL] (MiniMax without its template)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import make_call, render_value, unreadable
 from utp.parsers.layout import unindented
 from utp.parsers.pyliteral import schema_types, typed_value
@@ -138,10 +138,9 @@ def _read_value(text: str, start: int, key: str, schema: Any, depth: int) -> tup
 @register_family
 class MinimaxM3Family(CallFamily):
     name = "minimax_m3"
-    triggers = (OPEN,)
     #: after the block's opener: an invoke, the closer, or the end of the text (in a tag: truncated);
     #: the marker alone is no reason to look (a flood of openers never reaches ``extract``)
-    trigger_heads = {OPEN: rf"\s*+(?:{re.escape(MARK)}(?:<invoke\s|</tool_call>|<[^<>]{{0,300}}+\Z)|\S{{0,40}}+\Z)"}
+    declared_triggers = static_triggers((OPEN,), {OPEN: rf"\s*+(?:{re.escape(MARK)}(?:<invoke\s|</tool_call>|<[^<>]{{0,300}}+\Z)|\S{{0,40}}+\Z)"})
     aliases = ("minimax3", "minimax_m3_xml")
     summary = 'MiniMax-M3: ]<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>1]<]minimax[>[</a>…'
 

@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import build_call, skip_ws, unparseable
 from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.jsonrepair import decode_json_at
@@ -44,11 +44,10 @@ _HEAD = (
 @register_family
 class MistralFamily(CallFamily):
     name = "mistral"
-    triggers = (TAG,)
     priority = 50
     aliases = ("mistral_tool_calls", "ministral", "magistral", "devstral", "mistral_TOOL_CALLS")
     summary = '[TOOL_CALLS][{"name": ..., "arguments": {...}}] or [TOOL_CALLS]NAME[ARGS]{...}'
-    trigger_heads = {TAG: _HEAD}
+    declared_triggers = static_triggers((TAG,), {TAG: _HEAD})
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         body = pos + len(TAG)

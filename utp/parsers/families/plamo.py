@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import ended_before, json_arguments_before, make_call, read_call_group, unreadable
 from utp.parsers.textscan import ends_inside, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -45,9 +45,8 @@ MAX_NAME = 256
 @register_family
 class PlamoFamily(CallFamily):
     name = "plamo"
-    triggers = (GROUP_OPEN, REQUEST_OPEN)
     #: a token (or the end: truncated) after either opener
-    trigger_heads = dict.fromkeys((GROUP_OPEN, REQUEST_OPEN), r"\s*+(?:<|\Z)")
+    declared_triggers = static_triggers((GROUP_OPEN, REQUEST_OPEN), dict.fromkeys((GROUP_OPEN, REQUEST_OPEN), r"\s*+(?:<|\Z)"))
     aliases = ("plamo3", "plamo_3")
     summary = "PLaMo 3: <|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>NAME<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|>…{…}…"
 

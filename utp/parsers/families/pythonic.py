@@ -22,7 +22,7 @@ by a linear, string-aware bracket scan capped at :data:`MAX_SPAN` before
 BFCL's own decoder wraps a prompt-mode answer in brackets when the model
 left them out, so a response that is nothing but ``get_weather(city="Paris")``
 (or several such calls) is a call list too. With no bracket to look for, the
-offered tools' names are the triggers (:meth:`PythonicFamily.context_triggers`):
+offered tools' names are the triggers (:meth:`PythonicFamily.triggers_for`):
 the calls must *be* the whole response (reasoning before them aside), or
 its last lines after prose ("I'll check.\nget_weather(city="Paris")", each
 of those calls on one line of its own), and every name must be an offered
@@ -40,7 +40,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.familykit import clip, make_call, unreadable
 from utp.parsers.names import resolve_name
@@ -230,31 +230,33 @@ def _takes_one_object(tool: Tool | None) -> bool:
 @register_family
 class PythonicFamily(CallFamily):
     name = "pythonic"
-    word_triggers = True  # an offered tool's name (``get_weather(``, ``functions.get_weather(``) is a call only as a word of its own
-    triggers = ("[", *WRAPPERS, *FENCE_OPENERS)
     #: below anthropic_xml, which shares <function_calls> and passes on non-<invoke> bodies
     priority = 40
     #: a bare list must open with ``[name(`` (a superset of ``_BARE_HEAD``, as a scan lookahead)
-    trigger_heads = {
+    declared_triggers = static_triggers(("[", *WRAPPERS, *FENCE_OPENERS), {
         "[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.]*+\s*+\(",
         **dict.fromkeys(FENCE_OPENERS, _FENCE_HEAD),
         **dict.fromkeys(WRAPPERS, _WRAPPED_SCAN_HEAD),
-        CODE_FENCE: _CODE_FENCE_HEAD,
-    }
-    #: a code fence, once tools are offered: Gemma/Gemini write ```` ```python ```` calls of them
-    offered_triggers = (CODE_FENCE,)
+    }) + (
+        #: a code fence, once tools are offered: Gemma/Gemini write ```` ```python ```` calls of them
+        Trigger(CODE_FENCE, _CODE_FENCE_HEAD, offered_only=True),
+    )
     aliases = ("python", "llama3_pythonic", "llama4_pythonic", "lfm2", "olmo3")
     summary = "Pythonic: [f(a=1, b='x'), g()] (also <|tool_call_start|>[...]<|tool_call_end|>, <|python_start|>[...]<|python_end|> and <function_calls>f(a=1)</function_calls>)"
 
-    def context_triggers(self, ctx: ParseContext) -> tuple[str, ...]:
-        """``NAME(`` for each offered tool named like a Python callable: the start of a bracketless answer.
+    def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+        """Also ``NAME(`` for each offered tool named like a Python callable: the start of a bracketless answer
+        (a call only as a word of its own: ``forget_weather(`` is another word).
 
         Also ``functions.NAME(`` and ``default_api.NAME(``: the namespaces the tools
         are declared in by TypeScript-style prompts (Harmony's ``namespace functions``)
         and by Gemini-style ones (``default_api``), which models then write before the name.
         """
+        if ctx is None or not ctx.has_tools:
+            return _UNTOOLED
         names = [name for name in ctx.by_name if _CALLABLE_NAME.fullmatch(name)]
-        return tuple(f"{prefix}{name}(" for prefix in _NAMESPACES for name in names)
+        answers = (Trigger(f"{prefix}{name}(", start=Start.ANSWER, from_tool_names=True) for prefix in _NAMESPACES for name in names)
+        return (*self.declared_triggers, *answers)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == "[":
@@ -406,10 +408,12 @@ class PythonicFamily(CallFamily):
         return f"[{rendered}]"
 
 
-_STATIC_TRIGGERS = frozenset(PythonicFamily.triggers)
+#: the triggers watched for without tools
+_UNTOOLED = tuple(t for t in PythonicFamily.declared_triggers if not t.offered_only)
+_STATIC_TRIGGERS = frozenset(t.text for t in _UNTOOLED)
 #: the start of a fence body that may still grow into a first call ("print(get_wea")
 _PARTIAL_CODE_START = re.compile(r"\s*(?:p(?:r(?:i(?:n(?:t(?:\s*\(\s*)?)?)?)?)?)?(?:\[\s*)?(?:[A-Za-z_][\w.]{0,256}\s*\(?)?")
-#: what may stand before an offered tool's name in a bracketless call (see ``context_triggers``)
+#: what may stand before an offered tool's name in a bracketless call (see ``triggers_for``)
 _NAMESPACES = ("", "functions.", "default_api.")
 #: a tool name a Python-style call can spell: dotted identifiers (``math.hypot``)
 _CALLABLE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")

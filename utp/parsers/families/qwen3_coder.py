@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.families.pythonic import names_offered_tool
 from utp.parsers.familykit import NAME_ATTRIBUTE, ended_before, make_call, read_json_at, render_value, unreadable
 from utp.parsers.layout import unindented
@@ -133,17 +133,16 @@ def _inside_open_value(text: str, start: int, at: int) -> bool:
 @register_family
 class Qwen3CoderFamily(CallFamily):
     name = "qwen3_coder"
-    triggers = (*BLOCKS, FUNCTION)
     #: above hermes and glm on the shared <tool_call>; above functionary on <function=
     priority = 70
     #: wrapped calls open with ``<function=`` (scan lookahead; the bare trigger needs none)
     #: a bare <function= is ours only with a name closed by '>' (no '<' or '{' in it) within
     #: MAX_NAME characters, then at most MAX_NAME whitespace and <parameter= or </function>
     #: (``_bare_body_is_ours``); possessive runs, as the first '>' ends the name
-    trigger_heads = {
+    declared_triggers = static_triggers((*BLOCKS, FUNCTION), {
         **dict.fromkeys(BLOCKS, r"\s*<function="),
         FUNCTION: rf"[^<>{{]{{0,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+(?:<parameter=|</function>)",
-    }
+    })
     aliases = ("qwen3_coder_xml", "qwen3-coder")
     summary = "Qwen3-Coder: <tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call>"
 

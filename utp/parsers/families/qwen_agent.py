@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import closers_bound, make_call, read_json_at, still_quoting, unreadable
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED
 from utp.parsers.textscan import find_first, is_proper_prefix, skip_space
@@ -49,10 +49,9 @@ _HEAD = r"[ \t]*+:[ \t]*+[^\s✿]"
 @register_family
 class QwenAgentFamily(CallFamily):
     name = "qwen_agent"
-    triggers = (FN_NAME,)
     priority = 50
     aliases = ("qwen_fncall", "qwen_agent_fncall", "qwen2_fncall")
-    trigger_heads = {FN_NAME: _HEAD}
+    declared_triggers = static_triggers((FN_NAME,), {FN_NAME: _HEAD})
     summary = "✿FUNCTION✿: NAME\\n✿ARGS✿: {...} (Qwen-Agent's function-call prompt)"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import AGENT_FINAL_ANSWER
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at
@@ -120,10 +120,9 @@ class _Step:
 @register_family
 class ReActFamily(CallFamily):
     name = "react"
-    triggers = (ACTION,)
     #: below command_r (50), whose ``Action: ```json [...]``` `` form is tried first and passes on the rest
     priority = 45
-    trigger_heads = {ACTION: _HEAD}
+    declared_triggers = static_triggers((ACTION,), {ACTION: _HEAD})
     aliases = ("langchain_react", "mrkl")
     summary = "ReAct text: Action: NAME / Action Input: {json} or text (LangChain agents)"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family
+from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import calls_from_value
 from utp.parsers.families.pythonic import MAX_SPAN, bracket_end
 from utp.parsers.familykit import unreadable
@@ -27,10 +27,9 @@ TAG = "<|tool_calls|>"
 @register_family
 class SarashinaFamily(CallFamily):
     name = "sarashina"
-    triggers = (TAG,)
     #: above DeepSeek, whose ASCII spelling of its calls token is the same text
     priority = 55
-    trigger_heads = {TAG: r"\s*+\["}
+    declared_triggers = static_triggers((TAG,), {TAG: r"\s*+\["})
     aliases = ("sarashina2",)
     summary = "<|tool_calls|>[{'name': ..., 'arguments': {...}}] (Sarashina, a Python list of dicts)"
 
