@@ -68,7 +68,7 @@ class ConstraintLift:
             f"{self.constrained} {counted_rate(self.constrained_passed, self.constrained_tasks)} against "
             f"{self.free_form} {counted_rate(self.free_form_passed, self.free_form_tasks)}, the best free-form preset"
         )
-        span = f"{signed_points(self.lift)} points [{signed_points(self.low)}, {signed_points(self.high)}]"
+        span = points_span(self.lift, self.low, self.high)
         if self.significant and self.lift > 0:
             verdict = f"Constraining helps this model: {span} on call tasks ({figures})."
         elif self.significant:
@@ -99,12 +99,17 @@ def signed_points(share: float) -> str:
     return f"{value:+d}" if value else "0"
 
 
+def points_span(difference: float, low: float, high: float) -> str:
+    """``+15 points [-6, +35]``: a difference of two rates with its interval, as every report writes it."""
+    return f"{signed_points(difference)} points [{signed_points(low)}, {signed_points(high)}]"
+
+
 def lift_cell(lift: Mapping[str, Any] | None) -> str:
     """``-31 points [-46, -18] vs prompt-hermes``: a report's constraint lift in a table cell."""
     if not lift:
         return "not measured"
     low, high = lift["lift_ci"]
-    return f"{signed_points(lift['lift'])} points [{signed_points(low)}, {signed_points(high)}] vs {lift['free_form']}"
+    return f"{points_span(lift['lift'], low, high)} vs {lift['free_form']}"
 
 
 def constraint_lift(records: Sequence[Mapping[str, Any]]) -> ConstraintLift | None:
@@ -144,4 +149,4 @@ def _row(name: str, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"format": name, **summarise(records)}
 
 
-__all__ = ["ConstraintLift", "constraint_lift", "is_constrained", "lift_cell", "newcombe_difference", "signed_points"]
+__all__ = ["ConstraintLift", "constraint_lift", "is_constrained", "lift_cell", "newcombe_difference", "points_span", "signed_points"]

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.reporting.constraint import signed_points, lift_cell, newcombe_difference
+from harness.reporting.constraint import lift_cell, newcombe_difference, points_span
 from harness.reporting.text import DASH, counted_rate, md_table
 from harness.reporting.verdict import is_native_format
 
@@ -37,7 +37,7 @@ def lead_cell(report: Mapping[str, Any]) -> str:
         return "the only format that passed a call task"
     lift, low, high = newcombe_difference(int(best["call_passed"]), int(best["call_tasks"]),
                                           int(runner["call_passed"]), int(runner["call_tasks"]))
-    return f"{signed_points(lift)} points [{signed_points(low)}, {signed_points(high)}] over {runner['format']}"
+    return f"{points_span(lift, low, high)} over {runner['format']}"
 
 
 def native_cell(report: Mapping[str, Any]) -> str:
