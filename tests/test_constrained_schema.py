@@ -215,10 +215,3 @@ def test_tool_schemas_are_copied_not_shared():
     assert tool.parameters == {"properties": {"a": {"type": "string"}}}
     assert schema["anyOf"][0]["properties"]["arguments"]["type"] == "object"  # filled in where missing
 
-
-def test_a_raw_newline_inside_a_string_is_still_an_enforced_reply():
-    """llama-cpp-python's grammar lets raw control characters into strings (llama.cpp's own does
-    not): Qwen2.5-Coder 0.5B's multi-line answers were wrongly called unsupported."""
-    reply = '{"answer": "Steps:\n1. **Open** the client"}'  # a real newline inside the string
-    assert unenforced_reply(reply_schema([Tool("f")]), reply) is None
-    assert answer_text(reply) == "Steps:\n1. **Open** the client"

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, NoReturn
 
-from utp.formats import DEFINITION_FORMATS, PROMPT_STYLES, RESULT_FORMATS, FormatBundle
+from utp.formats import CONSTRAINED_DEFINITIONS, DEFINITION_FORMATS, PROMPT_STYLES, RESULT_FORMATS, FormatBundle
 from utp.parsers import AUTO, NATIVE, UnknownFormatError, family_names, get_family
 
 PROVIDERS = ("ollama", "openai", "anthropic", "embedded")
@@ -101,9 +101,9 @@ class ToolsSettings:
             merged.update(result_format="text", prompt_style="instructions")
         elif definition in natives and base.definition_format not in natives:
             merged.update(result_format=definition, prompt_style="none", prompt_family=None)
-        elif definition == "constrained" and base.definition_format != "constrained":
+        elif definition in CONSTRAINED_DEFINITIONS and base.definition_format != definition:
             # the constrained reply is the json family's; its answer branch needs the constrained reader
-            merged.update(result_format="constrained", prompt_style="instructions", prompt_family="json")
+            merged.update(result_format=definition, prompt_style="instructions", prompt_family="json")
         if chosen.get("prompt_style") == "none" and "prompt_family" not in chosen:
             chosen["prompt_family"] = None
         merged.update(chosen)

@@ -13,8 +13,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-DEFINITION_FORMATS = ("openai", "ollama", "anthropic", "prompt", "none", "constrained")
-RESULT_FORMATS = ("openai", "ollama", "anthropic", "text", "constrained")
+#: definition formats whose replies a server-enforced schema shapes (the answer as its own key, or as a call)
+CONSTRAINED_DEFINITIONS = ("constrained", "constrained_call")
+DEFINITION_FORMATS = ("openai", "ollama", "anthropic", "prompt", "none", *CONSTRAINED_DEFINITIONS)
+RESULT_FORMATS = ("openai", "ollama", "anthropic", "text", *CONSTRAINED_DEFINITIONS)
 PROMPT_STYLES = ("none", "instructions", "few_shot")
 
 
@@ -36,6 +38,11 @@ class FormatBundle:
             raise ValueError(f"prompt_style {self.prompt_style!r}: expected one of {PROMPT_STYLES}")
         if self.prompt_style != "none" and not self.prompt_family:
             raise ValueError(f"prompt_style {self.prompt_style!r} needs a prompt_family")
+
+    @property
+    def is_constrained(self) -> bool:
+        """Whether the server is asked to force the reply's shape."""
+        return self.definition_format in CONSTRAINED_DEFINITIONS
 
     @property
     def sends_native_tools(self) -> bool:
@@ -82,6 +89,10 @@ PRESETS: dict[str, FormatBundle] = {
     # ``format``, llama.cpp ``json_schema``, an embedded grammar); calls in the
     # json family's syntax, so "auto" reads them and adherence is scored as json.
     "constrained-json": FormatBundle("constrained", "auto", "constrained", "instructions", "json"),
+    # The same, with the text answer written as a call to a reserved ``answer``
+    # tool, so every reply starts ``{"name": "`` and a grammar's first choice
+    # is between tool names (docs/constrained.md).
+    "constrained-call": FormatBundle("constrained_call", "auto", "constrained_call", "instructions", "json"),
 }
 
 

@@ -24,7 +24,7 @@ from utp.formats import PRESETS
 
 def is_constrained(format_name: str) -> bool:
     bundle = PRESETS.get(format_name)
-    return bool(bundle and bundle.definition_format == "constrained")
+    return bool(bundle and bundle.is_constrained)
 
 
 def newcombe_difference(passed_a: int, n_a: int, passed_b: int, n_b: int) -> tuple[float, float, float]:

@@ -43,6 +43,7 @@ _DEFINITION_ADAPTERS: dict[str, Callable[[str | None, bool], ToolDefinitionAdapt
     "prompt": _prompt,
     "none": lambda family, few_shot: NoToolsDefinitionAdapter(),
     "constrained": lambda family, few_shot: ConstrainedDefinitionAdapter(),
+    "constrained_call": lambda family, few_shot: ConstrainedDefinitionAdapter(answer="call"),
 }
 
 _RESULT_ADAPTERS: dict[str, Callable[[str | None], ToolResultAdapter]] = {
@@ -51,6 +52,7 @@ _RESULT_ADAPTERS: dict[str, Callable[[str | None], ToolResultAdapter]] = {
     "anthropic": lambda family: AnthropicResultAdapter(),
     "text": lambda family: TextResultAdapter(family),
     "constrained": lambda family: ConstrainedResultAdapter(family),
+    "constrained_call": lambda family: ConstrainedResultAdapter(family, answer="call"),
 }
 
 

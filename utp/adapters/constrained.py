@@ -19,22 +19,22 @@ from typing import Any
 
 from utp.adapters.prompt import PromptDefinitionAdapter, restraint_example, tools_heading, with_block
 from utp.adapters.text import TextResultAdapter
-from utp.constrained import ANSWER_KEY, answer_text, reply_schema
+from utp.constrained import ANSWER_SHAPES, AnswerShape, reply_schema
 from utp.parsers.base import CallFamily
+from utp.response import view_response
 from utp.tooldefs import normalize_tools
 from utp.types import ParsedResponse, Tool, ToolCall
 
 #: the call family whose syntax the schema forces (what the parser reads and scoring expects)
 CONSTRAINED_FAMILY = "json"
-#: the text-answer branch as the instructions show it
-ANSWER_EXAMPLE = json.dumps({ANSWER_KEY: "your answer in plain words"})
 
 
 class ConstrainedDefinitionAdapter:
     """Instructions for the constrained reply, plus the schema each request carries."""
 
-    def __init__(self, allow_parallel: bool = True) -> None:
+    def __init__(self, allow_parallel: bool = True, answer: str = "key") -> None:
         self.allow_parallel = allow_parallel
+        self.answer: AnswerShape = ANSWER_SHAPES[answer]
         self._examples = PromptDefinitionAdapter(CONSTRAINED_FAMILY)
 
     @property
@@ -50,11 +50,11 @@ class ConstrainedDefinitionAdapter:
 
     def response_schema(self, tools: Sequence[Any]) -> dict[str, Any]:
         """The schema the reply must follow, offering exactly ``tools`` (none: the answer branch only)."""
-        return reply_schema(normalize_tools(list(tools)), allow_parallel=self.allow_parallel)
+        return reply_schema(normalize_tools(list(tools)), allow_parallel=self.allow_parallel, answer=self.answer.name)
 
     def format_system_prompt(self, base_prompt: str, tools: Sequence[Any]) -> str:
         normalized = normalize_tools(list(tools))
-        block = self.instructions(normalized) if normalized else f"Reply with JSON only, in this form:\n{ANSWER_EXAMPLE}"
+        block = self.instructions(normalized) if normalized else f"Reply with JSON only, in this form:\n{self.answer.example(normalized)}"
         return with_block(base_prompt, block)
 
     def instructions(self, tools: Sequence[Tool]) -> str:
@@ -66,12 +66,13 @@ class ConstrainedDefinitionAdapter:
         ]
         if self.allow_parallel and len(calls) > 1:
             parts.append(f"To call several tools at once:\n{self.family.render(calls)}")
-        parts.append(f"To answer the user in text:\n{ANSWER_EXAMPLE}")
+        parts.append(f"To answer the user in text:\n{self.answer.example(tools)}")
+        short = self.answer.short(tools)
         parts.append(
             "Rules:\n"
             "- Use only the tools listed above, with their exact names and argument names.\n"
-            f"- After your call, the tool results arrive in the next message; then answer the user with {{\"{ANSWER_KEY}\": ...}}.\n"
-            f"- If no tool fits the request (like \"{restraint_example(tools)}\"), answer directly with {{\"{ANSWER_KEY}\": ...}}."
+            f"- After your call, the tool results arrive in the next message; then answer the user with {short}.\n"
+            f"- If no tool fits the request (like \"{restraint_example(tools)}\"), answer directly with {short}."
         )
         return "\n\n".join(parts)
 
@@ -79,14 +80,27 @@ class ConstrainedDefinitionAdapter:
 class ConstrainedResultAdapter(TextResultAdapter):
     """Results as text, as for the ``json`` family; a text-answer reply read as plain content."""
 
-    def __init__(self, family: str | None = None) -> None:
+    def __init__(self, family: str | None = None, answer: str = "key") -> None:
         super().__init__(family or CONSTRAINED_FAMILY)
+        self.answer: AnswerShape = ANSWER_SHAPES[answer]
 
     def read_answer(self, parsed: ParsedResponse) -> ParsedResponse:
-        """``parsed`` with a ``{"answer": "..."}`` reply's text as its content (calls are left alone)."""
+        """``parsed`` with a text-answer reply's text as its content (real calls are left alone).
+
+        Under the call shape the answer arrives as a call the parser flags
+        unknown (the answer tool is never registered) or, cut off by the token
+        limit, as a truncated one; either way the whole reply is the answer, so
+        it is read from the reply's own text. A registered tool of that name
+        is a real call and stays one.
+        """
+        if any(call.known is True for call in parsed.tool_calls):
+            return parsed
+        if self.answer.written_as_call:
+            text = self.answer.read(view_response(parsed.raw_response).content or parsed.content)
+            return parsed if text is None else replace(parsed, content=text, tool_calls=[], diagnostics=[])
         if parsed.tool_calls:
             return parsed
-        text = answer_text(parsed.content)
+        text = self.answer.read(parsed.content)
         return parsed if text is None else replace(parsed, content=text)
 
 
