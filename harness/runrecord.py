@@ -153,7 +153,12 @@ class Diagnostic(_Typed):
 
 @dataclass(frozen=True)
 class Counters(_Typed):
-    """The server's own counters for one round, and the client's clock when measured live."""
+    """The server's own counters for one round, and the client's clock when measured live.
+
+    The record's typed copy of :class:`utp.backends.base.Counters` (what a
+    backend reports), field for field: ``tests/harness/test_runrecord.py``
+    fails when the two differ, so a new counter is added to both.
+    """
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None

@@ -5,10 +5,10 @@
 #
 #   1. 0.5B embedded: every core scenario under every preset
 #   2. 0.5B through llama-server (--jinja, llama.cpp's own tool-call parser):
-#      core under native-openai and constrained-json (its json_schema)
+#      core under native-openai and both constrained presets (its json_schema)
 #   3. 1.5B embedded: core under native, prompt-hermes, fewshot-json,
-#      prompt-pythonic and constrained-json; native-openai and
-#      constrained-json through llama-server; then the 0.5B's best other preset
+#      prompt-pythonic and both constrained presets; native-openai and both
+#      constrained presets through llama-server; then the 0.5B's best other preset
 #   4. 0.5B embedded: the BFCL sample under its three best presets on core,
 #      deepened 2 items per category at a time up to BFCL_LIMIT (a stop leaves
 #      categories even)
@@ -35,8 +35,8 @@ BFCL_LIMIT=${BFCL_LIMIT:-12}
 THREADS=${QWEN_THREADS:-1}
 Q05=qwen2.5-coder-0.5b
 Q15=qwen2.5-coder-1.5b
-FIXED_15="native,prompt-hermes,fewshot-json,prompt-pythonic,constrained-json"
-SERVER_FORMATS="native-openai,constrained-json"
+FIXED_15="native,prompt-hermes,fewshot-json,prompt-pythonic,constrained-json,constrained-call"
+SERVER_FORMATS="native-openai,constrained-json,constrained-call"
 ONLY=${QWEN_ONLY:-}
 
 step() {

@@ -61,3 +61,17 @@ def test_bad_records_name_file_line_and_field(tmp_path: Path, line: str, message
     path.write_text(line + "\n", encoding="utf-8")
     with pytest.raises(RecordError, match=message):
         list(iter_records(path, strict=True))
+
+
+def test_the_record_s_counters_are_the_backend_s_counters_field_for_field():
+    """The record keeps a typed copy of what a backend reports; a counter added to one and not the
+    other would be silently dropped on writing (or never read back)."""
+    from dataclasses import fields
+
+    from harness.runrecord import Counters as RecordCounters
+    from utp.backends.base import Counters as BackendCounters
+
+    backend = [(f.name, str(f.type)) for f in fields(BackendCounters)]
+    record = [(f.name, str(f.type)) for f in fields(RecordCounters) if f.name not in ("keys", "extra")]
+    assert record == backend
+    assert list(RecordCounters.FIELDS) == [name for name, _ in backend]
