@@ -37,6 +37,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, ended_before, make_call, read_json_at, unreadable
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.layout import unindented
+from utp.parsers.nestedelements import ElementMarkup, ElementsBroken, ElementsCut, as_object, read_elements
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
@@ -63,6 +64,8 @@ _LEGACY_INVOKE = re.compile(r"<invoke>\s*<tool_name>\s*(?P<name>[^<>\n]{1,256}?)
 _LEGACY_OPEN = "<invoke>"
 #: one argument inside ``<parameters>``: an element named after the parameter
 _LEGACY_ARGUMENT = re.compile(r"<(?P<key>[A-Za-z_][\w.\-]{0,255})>")
+#: an argument written as an element named after its key straight inside the invoke (MiniMax-M3's markup)
+_ARGUMENT_ELEMENT = re.compile(r"<(?!parameter>|parameters>|tool_name>)[A-Za-z_][\w.\-]{0,255}>")
 #: wrapper tag -> the closers that end it (a model may prefix one and not the other)
 _FUNCTION_CALLS_CLOSERS = tuple(f"</{p}function_calls>" for p in _PREFIXES)
 _WRAPPERS = {
@@ -148,7 +151,7 @@ class InvokeSyntax:
     invoke: re.Pattern[str]
     parameter: re.Pattern[str]
     value: Callable[[str, re.Match[str], Tool | None], tuple[Any, str | None]]
-    body: Callable[[str, int, str], tuple[dict[str, Any], int, list[str]] | None] | None = None
+    body: Callable[[str, int, str, Tool | None], tuple[dict[str, Any], int, list[str]] | None] | None = None
 
 
 def flagged_value(raw: str, parameter: re.Match[str], tool: Tool | None) -> tuple[Any, str | None]:
@@ -180,7 +183,7 @@ def flagged_value(raw: str, parameter: re.Match[str], tool: Tool | None) -> tupl
     return value, f"parameter {key!r} is JSON after repair ({'; '.join(fixes)})" if fixes else None
 
 
-def json_invoke_body(text: str, at: int, invoke_end: str) -> tuple[dict[str, Any], int, list[str]] | None:
+def json_invoke_body(text: str, at: int, invoke_end: str, tool: Tool | None = None) -> tuple[dict[str, Any], int, list[str]] | None:
     """A JSON object written straight inside the invoke instead of parameter tags.
 
     SGLang's "format 2" for DeepSeek's DSML, and what models write when they
@@ -198,7 +201,25 @@ def json_invoke_body(text: str, at: int, invoke_end: str) -> tuple[dict[str, Any
     return value, end, list(repairs)
 
 
-SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, flagged_value, json_invoke_body)
+def element_invoke_body(text: str, at: int, invoke_end: str, tool: Tool | None = None) -> tuple[dict[str, Any], int, list[str]] | None:
+    """A JSON object, or MiniMax-M3's argument elements (``<city>Paris</city>``) written without its marker token.
+
+    MiniMax's block ``<minimax:tool_call><invoke name="f"><city>Paris</city></invoke>``
+    is M3's markup as a server prints it with special tokens dropped; the
+    elements nest (objects, repeated keys as lists) as :mod:`utp.parsers.nestedelements` reads them.
+    """
+    whole = json_invoke_body(text, at, invoke_end)
+    if whole is not None or _ARGUMENT_ELEMENT.match(text, at) is None:
+        return whole
+    schema = tool.parameters if tool is not None else None
+    try:
+        pairs, end = read_elements(ElementMarkup("", invoke_end), text, at, invoke_end, schema)
+    except (ElementsCut, ElementsBroken):
+        return None
+    return as_object(pairs, schema), end - len(invoke_end), []
+
+
+SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, flagged_value, element_invoke_body)
 
 
 def read_invoke_block(
@@ -277,7 +298,7 @@ def read_invoke(
     repairs: list[str] = []
     cursor = match.end()
     if syntax.body is not None:
-        whole = syntax.body(text, skip_space(text, cursor), invoke_end)
+        whole = syntax.body(text, skip_space(text, cursor), invoke_end, tool)
         if whole is not None:
             arguments, cursor, repairs = whole
     while True:
