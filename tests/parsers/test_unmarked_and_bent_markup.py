@@ -3,6 +3,9 @@
 * MiniMax-M3's argument elements with its marker token dropped, inside MiniMax's
   ``<minimax:tool_call>`` block: ``<invoke name="f"><city>Oslo</city></invoke>``
   (nested elements are objects, a repeated key a list, leaves typed by the schema).
+* Glimmer's header: a special token sampled into the invoke's name (``name="fore<|message|>cast"``)
+  is removed; call markup that the prose of a `` to=user`` message leads into is shown, not run,
+  while a ``to=user`` message that is nothing but the call block is a call with a wrong header.
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -52,3 +55,33 @@ def test_minimax_m3_elements_stream_at_every_cut() -> None:
 def test_prose_about_invoke_elements_is_no_call() -> None:
     text = 'In MiniMax output an argument looks like <city>Oslo</city> inside an invoke tag; write <invoke name="..."> yourself.'
     assert calls(text) == []
+
+
+def glimmer(recipient: str, body: str) -> str:
+    return f" to={recipient}<|message|>{body}<|eot|>"
+
+
+ATEM_BLOCK = '<atem:function_calls>\n<atem:invoke name="{name}">\n<atem:parameter name="town">Bergen</atem:parameter>\n</atem:invoke>\n</atem:function_calls>'
+
+GLIMMER = [
+    (glimmer("forecast", ATEM_BLOCK.format(name="forecast<|message|>")), [("forecast", {"town": "Bergen"})]),
+    (glimmer("forecast", ATEM_BLOCK.format(name="fore<|message|>cast")), [("forecast", {"town": "Bergen"})]),
+    (glimmer("user", ATEM_BLOCK.format(name="forecast")), [("forecast", {"town": "Bergen"})]),
+    (glimmer("user", "The markup looks like this: " + ATEM_BLOCK.format(name="forecast")), []),
+    (glimmer("assistant", "Example:\n" + ATEM_BLOCK.format(name="forecast")), []),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), GLIMMER)
+def test_glimmer_recipient_and_token_damaged_names(text: str, want: list) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == want
+    if "<|message|>\"" in text or "fore<|message|>cast" in text:
+        assert any("special token removed" in r for r in parsed.tool_calls[0].repairs)
+    if not want:
+        assert "<atem:invoke" in parsed.content  # shown to the reader as written
+    assert_stream_matches_under(text, TOOLS, 5)
+
+
+def test_glimmer_answer_with_markup_streams_at_every_cut() -> None:
+    assert_every_cut_matches(GLIMMER[3][0], TOOLS, 11)
