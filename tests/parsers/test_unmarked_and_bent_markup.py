@@ -6,6 +6,9 @@
 * Glimmer's header: a special token sampled into the invoke's name (``name="fore<|message|>cast"``)
   is removed; call markup that the prose of a `` to=user`` message leads into is shown, not run,
   while a ``to=user`` message that is nothing but the call block is a call with a wrong header.
+* Key/value markup (GLM and the families sharing its reader) with a value's closer left
+  out: the next key tag or the call's closer ends it; a call cut inside its closer after a
+  whole value is read; TeleChat's ``<param_key>``/``<param_value>`` spelling.
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -85,3 +88,38 @@ def test_glimmer_recipient_and_token_damaged_names(text: str, want: list) -> Non
 
 def test_glimmer_answer_with_markup_streams_at_every_cut() -> None:
     assert_every_cut_matches(GLIMMER[3][0], TOOLS, 11)
+
+
+KEY_VALUE = [
+    ("<tool_call>forecast\n<arg_key>town</arg_key>\n<arg_value>Tromso</tool_call>", [("forecast", {"town": "Tromso"})]),
+    ("<tool_call>lookup\n<arg_key>term</arg_key>\n<arg_value>eels<arg_key>max_hits</arg_key>\n<arg_value>2</arg_value></tool_call>",
+     [("lookup", {"term": "eels", "max_hits": 2})]),
+    ("<tool_call>lookup\n<arg_key>term</arg_key>\n<arg_value>eels</arg_value>\n<arg_key>max_hits</arg_key>\n<arg_value>2</arg_value></tool_",
+     [("lookup", {"term": "eels", "max_hits": 2})]),
+    ("<tool_call>lookup<param_key>term</param_key><param_value>eels</param_value></tool_call>"
+     "<tool_call>forecast<param_key>town</param_key><param_value>Bodo</param_value></tool_call>",
+     [("lookup", {"term": "eels"}), ("forecast", {"town": "Bodo"})]),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), KEY_VALUE)
+def test_key_value_values_whose_closer_is_missing_and_telechat_tags(text: str, want: list) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == want
+    assert all(call.repairs for call in parsed.tool_calls[:1]) or "param_key" in text
+    assert_stream_matches_under(text, TOOLS, 4)
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_key_value_missing_closers_stream_at_every_cut(index: int) -> None:
+    assert_every_cut_matches(KEY_VALUE[index][0], TOOLS, 13)
+
+
+def test_a_value_quoting_a_call_is_not_split_at_its_key_tag() -> None:
+    text = "<tool_call>lookup\n<arg_key>term</arg_key>\n<arg_value>see <tool_call>g<arg_key>k</arg_key></tool_call> there</arg_value></tool_call>"
+    assert calls(text)[0][1]["term"].startswith("see <tool_call>g<arg_key>k")
+
+
+def test_prose_about_param_and_arg_tags_is_no_call() -> None:
+    text = "TeleChat writes each argument as <param_key>name</param_key> then <param_value>value</param_value>, GLM as <arg_key>."
+    assert calls(text) == []

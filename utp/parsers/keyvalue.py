@@ -107,7 +107,7 @@ def _call_ends(text: str, cursor: int, after_value: bool, syntax: KeyValueSyntax
     whole value (a repair: only the closer is missing); or, with special tokens, the next call's opener."""
     if text.startswith(syntax.close, cursor):
         return cursor + len(syntax.close), True
-    if cursor >= len(text) and after_value:
+    if after_value and ends_inside(text, cursor, syntax.close):  # the output ended at or in the closer
         repairs.append(ended_before(syntax.close))
         return len(text), False
     if syntax.special_tokens and text.startswith(syntax.open, cursor):
@@ -158,6 +158,17 @@ def _value_without_opener(text: str, start: int, syntax: KeyValueSyntax) -> bool
     return all(text.find(tag, start, closer) == -1 for tag in (syntax.key, syntax.value, syntax.close, syntax.open))
 
 
+def _closer_dropped_at(text: str, value_start: int, value_end: int, syntax: KeyValueSyntax) -> int:
+    """Where a value whose closer the model left out ends, or -1 when it is closed.
+
+    A key tag inside a value with no call opener before it (so not quoted
+    markup) is the next argument: the value ends there. A value no closer
+    follows at all ends at the next key tag or the call's closer.
+    """
+    stop = _first_stop(text, value_start, -1, (syntax.key, syntax.close)) if value_end == -1 else text.find(syntax.key, value_start, value_end)
+    return stop if stop != -1 and text.find(syntax.open, value_start, stop) == -1 else -1
+
+
 def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syntax: KeyValueSyntax) -> Extraction | None:
     """The call whose opener is at ``pos``: ``OPEN NAME (KEY k KEY_END [TYPE t TYPE_END] VALUE v VALUE_END)* CLOSE``.
 
@@ -182,6 +193,7 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
     cursor = match.end()
     after_value = False
     final = True
+    provisional = False  # a value ended where its closer is missing, resting on none coming later
     while True:
         cursor = skip_space(text, cursor)
         ending = _call_ends(text, cursor, after_value, syntax, repairs)
@@ -221,6 +233,12 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
                 repairs.append(f"argument {key!r} has no {syntax.value}")
                 continue
         value_end = find_forward(text, syntax.value_end, value_start)
+        if not syntax.special_tokens and (dropped := _closer_dropped_at(text, value_start, value_end, syntax)) >= 0:
+            repairs.append(f"missing {syntax.value_end} after {key!r}")
+            arguments[key] = typed_value(unindented(text[value_start:dropped]), schema, untyped="json")
+            provisional = provisional or value_end == -1
+            cursor = dropped
+            continue
         if syntax.special_tokens and (stop := _first_stop(text, value_start, value_end, syntax.stops)) >= 0:
             repairs.append(f"missing {syntax.value_end} after {key!r}")
             arguments[key] = typed_value(text[value_start:stop], schema, untyped="json")
@@ -235,7 +253,7 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
         cursor = value_end + len(syntax.value_end)
         after_value = True
     call = make_call(family, name, arguments, text[pos:end], pos, repairs, diagnostics)
-    return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=final)
+    return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=final and not provisional, provisional=provisional)
 
 
 def render_key_value(calls: Sequence[ToolCall], syntax: KeyValueSyntax) -> str:
