@@ -9,6 +9,9 @@
 * Key/value markup (GLM and the families sharing its reader) with a value's closer left
   out: the next key tag or the call's closer ends it; a call cut inside its closer after a
   whole value is read; TeleChat's ``<param_key>``/``<param_value>`` spelling.
+* Qwen3-Coder / Seed-OSS value layout: the newline after ``<parameter=k>`` and the one before
+  ``</parameter>`` are each removed on their own; a value on one line with its tags loses the
+  blanks around it; a bare call whose ``</function>`` was left out before a stray ``</tool_call>``.
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -123,3 +126,30 @@ def test_a_value_quoting_a_call_is_not_split_at_its_key_tag() -> None:
 def test_prose_about_param_and_arg_tags_is_no_call() -> None:
     text = "TeleChat writes each argument as <param_key>name</param_key> then <param_value>value</param_value>, GLM as <arg_key>."
     assert calls(text) == []
+
+
+SHELL = Tool("shell_run", parameters={"type": "object", "properties": {"cmd": {"type": "string"}, "body": {"type": "string"}}})
+
+QWEN_LAYOUT = [
+    ("<tool_call>\n<function=shell_run>\n<parameter=body>x = 1\n\n</parameter>\n</function>\n</tool_call>", {"body": "x = 1\n"}),
+    ("<tool_call>\n<function=shell_run>\n<parameter=body>x = 1\n</parameter>\n</function>\n</tool_call>", {"body": "x = 1"}),
+    ("<tool_call>\n<function=shell_run>\n<parameter=body>\nx = 1\n\n</parameter>\n</function>\n</tool_call>", {"body": "x = 1\n"}),
+    ("<seed:tool_call>\n<function=shell_run>\n<parameter=body>\n  indented\n</parameter>\n</function>\n</seed:tool_call>", {"body": "  indented"}),
+    ("<tool_call><function=shell_run> <parameter=cmd> du -sh . </parameter> </function></tool_call>", {"cmd": "du -sh ."}),
+    ("<function=shell_run> <parameter=cmd> du -sh . </parameter> </tool_call>", {"cmd": "du -sh ."}),
+]
+
+
+@pytest.mark.parametrize(("text", "arguments"), QWEN_LAYOUT)
+def test_qwen3_coder_value_layout(text: str, arguments: dict) -> None:
+    assert calls(text, [SHELL]) == [("shell_run", arguments)]
+    assert_stream_matches_under(text, [SHELL], 3)
+
+
+def test_bare_call_closed_by_a_stray_block_closer_streams_at_every_cut() -> None:
+    assert_every_cut_matches(QWEN_LAYOUT[-1][0], [SHELL], 7)
+
+
+def test_prose_naming_qwen3_coder_tags_is_no_call() -> None:
+    text = "Qwen3-Coder writes <function=NAME> then <parameter=KEY> lines; a stray </tool_call> ends nothing here."
+    assert calls(text, [SHELL]) == []
