@@ -12,6 +12,8 @@
 * Qwen3-Coder / Seed-OSS value layout: the newline after ``<parameter=k>`` and the one before
   ``</parameter>`` are each removed on their own; a value on one line with its tags loses the
   blanks around it; a bare call whose ``</function>`` was left out before a stray ``</tool_call>``.
+* DeepSeek's block with a ``<｜tool▁call▁begin｜>`` left out: a name glued to the separator
+  right after the block's opener (or after a call's end) starts a call.
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -153,3 +155,23 @@ def test_bare_call_closed_by_a_stray_block_closer_streams_at_every_cut() -> None
 def test_prose_naming_qwen3_coder_tags_is_no_call() -> None:
     text = "Qwen3-Coder writes <function=NAME> then <parameter=KEY> lines; a stray </tool_call> ends nothing here."
     assert calls(text, [SHELL]) == []
+
+
+DS_BEGIN, DS_SEP, DS_END, DS_CLOSE = "<｜tool▁calls▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>"
+DEEPSEEK_UNOPENED = [
+    f'{DS_BEGIN}forecast{DS_SEP}{{"town": "Narvik"}}{DS_END}{DS_CLOSE}',
+    f'{DS_BEGIN}forecast{DS_SEP}{{"town": "Narvik"}}{DS_END}<｜tool▁call▁begin｜>lookup{DS_SEP}{{"term": "ice"}}{DS_END}{DS_CLOSE}',
+]
+
+
+@pytest.mark.parametrize("text", DEEPSEEK_UNOPENED)
+def test_deepseek_call_begin_left_out(text: str) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls][:1] == [("forecast", {"town": "Narvik"})]
+    assert "missing <｜tool▁call▁begin｜>" in parsed.tool_calls[0].repairs
+    assert parsed.content.strip() == ""
+    assert_every_cut_matches(text, TOOLS, 17)
+
+
+def test_prose_after_a_deepseek_calls_token_is_no_call() -> None:
+    assert calls(f"{DS_BEGIN}forecast says rain{DS_CLOSE}") == []
