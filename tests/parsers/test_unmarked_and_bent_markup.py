@@ -14,6 +14,9 @@
   blanks around it; a bare call whose ``</function>`` was left out before a stray ``</tool_call>``.
 * DeepSeek's block with a ``<｜tool▁call▁begin｜>`` left out: a name glued to the separator
   right after the block's opener (or after a call's end) starts a call.
+* Python-style calls of names Python cannot spell: a hyphenated tool name
+  (``[tide-table(port="Hull")]``) and an argument named by a Python keyword (``f(from="A")``),
+  bare or in OLMo 3's ``<function_calls>`` block.
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -175,3 +178,32 @@ def test_deepseek_call_begin_left_out(text: str) -> None:
 
 def test_prose_after_a_deepseek_calls_token_is_no_call() -> None:
     assert calls(f"{DS_BEGIN}forecast says rain{DS_CLOSE}") == []
+
+
+TIDES = Tool("tide-table", parameters={"type": "object", "properties": {"port": {"type": "string"}}})
+TRAIN = Tool("book_train", parameters={"type": "object", "properties": {"from": {"type": "string"}, "to": {"type": "string"}, "class": {"type": "integer"}}})
+PY_TOOLS = [TIDES, TRAIN]
+
+PY_NAMES = [
+    ('[tide-table(port="Hull")]', [("tide-table", {"port": "Hull"})]),
+    ('[tide-table(port="Hull"), book_train(from="York", to="Leeds", class=2)]',
+     [("tide-table", {"port": "Hull"}), ("book_train", {"from": "York", "to": "Leeds", "class": 2})]),
+    ('<function_calls>book_train(from="York", to="a-b(c)")</function_calls>', [("book_train", {"from": "York", "to": "a-b(c)"})]),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), PY_NAMES)
+def test_python_calls_with_names_python_cannot_spell(text: str, want: list) -> None:
+    parsed = parse_response(text, tools=PY_TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == want
+    assert parsed.tool_calls[0].repairs  # the renaming is said
+    assert_stream_matches_under(text, PY_TOOLS, 3)
+
+
+def test_python_names_stream_at_every_cut() -> None:
+    assert_every_cut_matches(PY_NAMES[1][0], PY_TOOLS, 13)
+
+
+@pytest.mark.parametrize("text", ["Tides: [high-water(t) for t in days] is a comprehension.", "See [x-y(2)] and [tide-table(port)] in the notes."])
+def test_hyphenated_code_in_prose_is_no_call(text: str) -> None:
+    assert calls(text, PY_TOOLS) == []

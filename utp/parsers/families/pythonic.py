@@ -76,7 +76,7 @@ _CODE_FIRST_CALL = re.compile(r"\s*(?:print\s*\(\s*)?(?:\[\s*)?([A-Za-z_][\w.]{0
 MAX_SPAN = 256 * 1024
 #: how many leading characters may precede a bare list that opens the response
 _LEADING_LIMIT = 256
-_BARE_HEAD = re.compile(r"\[\s{0,16}([A-Za-z_]\w{0,255}(?:\.[A-Za-z_]\w{0,255}){0,8})\s{0,16}\(")
+_BARE_HEAD = re.compile(r"\[\s{0,16}([A-Za-z_][\w\-]{0,255}(?:\.[A-Za-z_][\w\-]{0,255}){0,8})\s{0,16}\(")
 _BRACKET_OR_QUOTE = re.compile(r"[\"'()\[\]{}]")
 _DOUBLE_BODY = re.compile(r'(?:[^"\\]|\\.)*', re.S)
 _SINGLE_BODY = re.compile(r"(?:[^'\\]|\\.)*", re.S)
@@ -234,7 +234,7 @@ class PythonicFamily(CallFamily):
     priority = 40
     #: a bare list must open with ``[name(`` (a superset of ``_BARE_HEAD``, as a scan lookahead)
     declared_triggers = static_triggers(("[", *WRAPPERS, *FENCE_OPENERS), {
-        "[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.]*+\s*+\(",
+        "[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.\-]*+\s*+\(",
         **dict.fromkeys(FENCE_OPENERS, _FENCE_HEAD),
         **dict.fromkeys(WRAPPERS, _WRAPPED_SCAN_HEAD),
     }) + (
