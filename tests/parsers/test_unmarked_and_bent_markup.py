@@ -17,6 +17,10 @@
 * Python-style calls of names Python cannot spell: a hyphenated tool name
   (``[tide-table(port="Hull")]``) and an argument named by a Python keyword (``f(from="A")``),
   bare or in OLMo 3's ``<function_calls>`` block.
+* A client's display of a past call, ``[Calling tool: f with arguments: {…}]``, its object
+  printed with typographic quotes (``{“a”: “x”}``).
+* GLM-4's ``NAME`` line followed by the whole call object (``{"name": NAME, "arguments": {…}}``):
+  the object's arguments, unless the tool takes a ``name`` itself.
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -207,3 +211,36 @@ def test_python_names_stream_at_every_cut() -> None:
 @pytest.mark.parametrize("text", ["Tides: [high-water(t) for t in days] is a comprehension.", "See [x-y(2)] and [tide-table(port)] in the notes."])
 def test_hyphenated_code_in_prose_is_no_call(text: str) -> None:
     assert calls(text, PY_TOOLS) == []
+
+
+DISPLAYED = [
+    '[Calling tool: shell_run with arguments: {"cmd": "uptime"}]',
+    "[Calling tool: shell_run with arguments: {\u201ccmd\u201d: \u201cecho \u2018hi\u2019 && uptime\u201d}]",
+]
+
+
+@pytest.mark.parametrize("text", DISPLAYED)
+def test_call_display_with_arguments_label(text: str) -> None:
+    parsed = parse_response(text, tools=[SHELL])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("shell_run", {"cmd": "uptime" if "uptime\"" in text else "echo \u2018hi\u2019 && uptime"})]
+    assert parsed.content.strip() == ""
+    assert_every_cut_matches(text, [SHELL], 11)
+
+
+def test_call_display_label_in_prose_is_no_call() -> None:
+    assert calls("[Calling tool: shell_run with arguments: see the log above]", [SHELL]) == []
+
+
+NAMED = Tool("rename", parameters={"type": "object", "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}}})
+
+
+def test_announced_tool_line_then_the_whole_call_object() -> None:
+    text = 'Using tool: shell_run\n{\n  "name": "shell_run",\n  "arguments": {"cmd": "df -h"}\n}'
+    parsed = parse_response(text, tools=[SHELL, NAMED])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("shell_run", {"cmd": "df -h"})]
+    assert_stream_matches_under(text, [SHELL, NAMED], 5)
+
+
+def test_a_tool_taking_a_name_keeps_the_object_as_its_arguments() -> None:
+    text = 'rename\n{"name": "rename", "arguments": {"x": 1}}'
+    assert calls(text, [SHELL, NAMED]) == [("rename", {"name": "rename", "arguments": {"x": 1}})]

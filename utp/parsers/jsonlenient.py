@@ -40,6 +40,9 @@ LOOSE_NUMBER = "normalised number literal"
 LONG_NUMBER_AS_TEXT = "kept a number too long to read as its text"
 INNER_QUOTES = "kept unescaped quotes inside a string"
 COMMENTS = "removed comments"
+#: a word processor's or chat client's quotes, “…”, as a string's delimiters
+TYPOGRAPHIC_QUOTES = "typographic quotes read as string quotes"
+_TYPOGRAPHIC_OPEN, _TYPOGRAPHIC_CLOSE = "\u201c", "\u201d"
 
 _WS = " \t\r\n\u00a0\ufeff"
 #: a text that stops on one of these stopped in the middle of writing a value
@@ -145,6 +148,8 @@ class _LenientReader:
         if ch == "\\" and self.text.startswith('\\"', self.i):
             self.note(ESCAPED_QUOTES)
             return self.read_escaped_string()
+        if ch == _TYPOGRAPHIC_OPEN:
+            return self.read_typographic_string()
         if ch == "":
             raise self.error("expected a value, found end of text")
         return self.read_scalar()
@@ -202,6 +207,17 @@ class _LenientReader:
             raw = self.text[self.i + 1 : end - 1]
             self.i = end
         return self.decode_string_body(raw, quote)
+
+    def read_typographic_string(self) -> str:
+        """``“text”``: the text as written up to the closing ``”`` (no escapes: no JSON encoder wrote it)."""
+        self.note(TYPOGRAPHIC_QUOTES)
+        close = self.text.find(_TYPOGRAPHIC_CLOSE, self.i + 1)
+        if close < 0:  # unterminated: truncated output
+            self.note_cut_string()
+            raw, self.i = self.text[self.i + 1 :], self.n
+            return raw
+        raw, self.i = self.text[self.i + 1 : close], close + 1
+        return raw
 
     def past_inner_quotes(self, end: int) -> int:
         """Where a double-quoted value really ends, when quotes inside it were not escaped.
@@ -303,6 +319,8 @@ class _LenientReader:
             return self.read_escaped_string(), False
         if ch in "\"'":
             return self.read_quoted_key(ch)
+        if ch == _TYPOGRAPHIC_OPEN:
+            return self.read_typographic_string(), False
         ident = _IDENT.match(self.text, self.i)
         if ident:
             self.note(UNQUOTED_KEYS)
