@@ -21,6 +21,8 @@
   printed with typographic quotes (``{“a”: “x”}``).
 * GLM-4's ``NAME`` line followed by the whole call object (``{"name": NAME, "arguments": {…}}``):
   the object's arguments, unless the tool takes a ``name`` itself.
+* Call JSON in a fence with another language's label (```` ```xml ````) when the fence is the
+  whole answer and names an offered tool.
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -244,3 +246,19 @@ def test_announced_tool_line_then_the_whole_call_object() -> None:
 def test_a_tool_taking_a_name_keeps_the_object_as_its_arguments() -> None:
     text = 'rename\n{"name": "rename", "arguments": {"x": 1}}'
     assert calls(text, [SHELL, NAMED]) == [("rename", {"name": "rename", "arguments": {"x": 1}})]
+
+
+MISLABELLED = '```xml\n  {"name": "forecast", "arguments": {"town": "Alta"}}\n```'
+
+
+def test_call_json_in_a_mislabelled_fence_that_is_the_whole_answer() -> None:
+    assert calls(MISLABELLED) == [("forecast", {"town": "Alta"})]
+    assert_every_cut_matches(MISLABELLED, TOOLS, 9)
+
+
+@pytest.mark.parametrize("text", [
+    "Here is the payload:\n" + MISLABELLED + "\nSend it to the API.",
+    '```xml\n{"name": "unknown_tool", "arguments": {}}\n```',
+])
+def test_mislabelled_fence_in_prose_or_naming_no_tool_is_no_call(text: str) -> None:
+    assert calls(text) == []
