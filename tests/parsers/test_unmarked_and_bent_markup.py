@@ -23,6 +23,8 @@
   the object's arguments, unless the tool takes a ``name`` itself.
 * Call JSON in a fence with another language's label (```` ```xml ````) when the fence is the
   whole answer and names an offered tool.
+* One Python-style call of an offered tool opening the answer, then a new sentence or line
+  (a sentence the call is the subject of stays prose).
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -261,4 +263,29 @@ def test_call_json_in_a_mislabelled_fence_that_is_the_whole_answer() -> None:
     '```xml\n{"name": "unknown_tool", "arguments": {}}\n```',
 ])
 def test_mislabelled_fence_in_prose_or_naming_no_tool_is_no_call(text: str) -> None:
+    assert calls(text) == []
+
+
+CALL_THEN_PROSE = 'forecast(town="Kiruna") I have asked for the forecast; it will be back shortly.'
+
+
+def test_a_call_on_the_first_line_then_prose_lines() -> None:
+    text = 'forecast(town="Kiruna")\nthat is the request; the answer follows.'
+    assert calls(text) == [("forecast", {"town": "Kiruna"})]
+
+
+def test_a_call_opening_the_answer_then_prose() -> None:
+    parsed = parse_response(CALL_THEN_PROSE, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("forecast", {"town": "Kiruna"})]
+    assert parsed.content.strip().startswith("I have asked")
+    assert_every_cut_matches(CALL_THEN_PROSE, TOOLS, 23)
+
+
+@pytest.mark.parametrize("text", [
+    'forecast(town="Kiruna").upper() returns the text in capitals.',
+    'The docs say forecast(town="Kiruna") fetches a forecast.',
+    'forecast(town) needs a town name first.',
+    'forecast(town="Kiruna") should tell us.',
+])
+def test_code_or_prose_starting_with_a_call_is_no_call(text: str) -> None:
     assert calls(text) == []
