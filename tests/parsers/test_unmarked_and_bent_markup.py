@@ -25,6 +25,8 @@
   whole answer and names an offered tool.
 * One Python-style call of an offered tool opening the answer, then a new sentence or line
   (a sentence the call is the subject of stays prose).
+* Decided, not repaired: Kimi K2 calls the output stopped inside an unclosed ``<think>``
+  (no closing marker) stay reasoning, reported ``IN_REASONING``.
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -35,7 +37,7 @@ from __future__ import annotations
 import pytest
 
 from utp.parsers import parse_response
-from utp.types import Tool
+from utp.types import DiagnosticKind, Tool
 
 from .conftest import assert_every_cut_matches, assert_stream_matches_under
 
@@ -289,3 +291,11 @@ def test_a_call_opening_the_answer_then_prose() -> None:
 ])
 def test_code_or_prose_starting_with_a_call_is_no_call(text: str) -> None:
     assert calls(text) == []
+
+
+def test_kimi_calls_cut_off_inside_an_unclosed_think_stay_reasoning() -> None:
+    text = '<think>Two lookups needed<|tool_call_begin|>functions.forecast:0<|tool_call_argument_begin|>{"town": "Oslo"}'
+    parsed = parse_response(text, tools=TOOLS)
+    assert parsed.tool_calls == []
+    assert DiagnosticKind.IN_REASONING in [d.kind for d in parsed.diagnostics]
+    assert_stream_matches_under(text, TOOLS, 6)
