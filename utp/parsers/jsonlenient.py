@@ -101,7 +101,7 @@ class _LenientReader:
             self.repairs.append(repair)
 
     def note_cut_string(self) -> None:
-        """The text ended inside a string: closed, and marked half written."""
+        """The text ended inside a string (or right after a key): closed, and marked half written."""
         self.note(CLOSED_TRUNCATED)
         self.note(CUT_MID_VALUE)
 
@@ -300,8 +300,8 @@ class _LenientReader:
                 self.note(MISSING_COMMA)
             if not value_starts_here:
                 if not self.read_separator():
-                    if self.i >= self.n:
-                        self.note(CLOSED_TRUNCATED)
+                    if self.i >= self.n:  # a key whose value never came: half written
+                        self.note_cut_string()
                         return result
                     raise self.error(f"expected ':' after key {key!r}")
             self.skip_ws()
@@ -369,6 +369,8 @@ class _LenientReader:
         """Consume what stands between a key and its value; False if nothing usable."""
         self.skip_ws()
         ch = self.peek()
+        if not ch:  # the text ended after the key ("" is in every string below)
+            return False
         if ch == ":":
             self.i += 1
             return True
