@@ -120,6 +120,11 @@ KEY_VALUE = [
 ]
 
 
+def test_telechat_values_lose_the_blanks_around_them() -> None:
+    text = "<tool_call>lookup<param_key> term </param_key>\n<param_value> 22 </param_value><param_key>max_hits</param_key> <param_value> 3 </param_value></tool_call>"
+    assert calls(text) == [("lookup", {"term": "22", "max_hits": 3})]
+
+
 @pytest.mark.parametrize(("text", "want"), KEY_VALUE)
 def test_key_value_values_whose_closer_is_missing_and_telechat_tags(text: str, want: list) -> None:
     parsed = parse_response(text, tools=TOOLS)

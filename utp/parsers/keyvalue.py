@@ -76,6 +76,8 @@ class KeyValueSyntax:
     #: whether the tags are special tokens, which no key or value can hold: a key or value
     #: then ends at the next of the call's tags even where its own closer is missing
     special_tokens: bool = False
+    #: whether the blanks around a value are the dialect's layout, not the value's (its own parser strips them)
+    strip_values: bool = False
 
     @property
     def stops(self) -> tuple[str, ...]:
@@ -249,7 +251,8 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
                 family, text, pos, len(text), f"unclosed {syntax.value or syntax.key_end} for {key!r} in call to {name!r}",
                 kind=DiagnosticKind.TRUNCATED,
             )
-        arguments[key] = typed_value(unindented(text[value_start:value_end]), schema, untyped="json")
+        raw = unindented(text[value_start:value_end])
+        arguments[key] = typed_value(raw.strip() if syntax.strip_values else raw, schema, untyped="json")
         cursor = value_end + len(syntax.value_end)
         after_value = True
     call = make_call(family, name, arguments, text[pos:end], pos, repairs, diagnostics)

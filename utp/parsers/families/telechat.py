@@ -6,8 +6,9 @@ ms-swift's TeleChat agent template writes::
 
 one block per call, back to back, under the ``<tool_call>`` opener Hermes and
 GLM share (this family claims only a bare name followed by ``<param_key>`` or
-the close). Values are raw text typed by the tool's schema, read as JSON when
-untyped and JSON.
+the close). Values are raw text without the blanks around them (the
+template's own reader strips them), typed by the tool's schema, read as JSON
+when untyped and JSON.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from utp.parsers.keyvalue import KeyValueFamily, KeyValueSyntax, name_pattern
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 KEY = "<param_key>"
-SYNTAX = KeyValueSyntax(OPEN, CLOSE, KEY, "</param_key>", "<param_value>", "</param_value>", name_pattern(r"[ \t]*", KEY, CLOSE))
+SYNTAX = KeyValueSyntax(
+    OPEN, CLOSE, KEY, "</param_key>", "<param_value>", "</param_value>", name_pattern(r"[ \t]*", KEY, CLOSE), strip_values=True
+)
 
 
 @register_family
