@@ -160,6 +160,19 @@ def _value_without_opener(text: str, start: int, syntax: KeyValueSyntax) -> bool
     return all(text.find(tag, start, closer) == -1 for tag in (syntax.key, syntax.value, syntax.close, syntax.open))
 
 
+def _typed(raw: str, schema: Any, syntax: KeyValueSyntax) -> Any:
+    """A value's raw text typed by its schema (JSON when untyped and JSON), stripped where the dialect says."""
+    return typed_value(raw.strip() if syntax.strip_values else raw, schema, untyped="json")
+
+
+def _unclosed_value_end(text: str, value_start: int, value_end: int, syntax: KeyValueSyntax) -> int:
+    """Where a value whose closer is missing ends (-1: it is closed): at the next of the call's
+    tags where they are special tokens, else as :func:`_closer_dropped_at` says."""
+    if syntax.special_tokens:
+        return _first_stop(text, value_start, value_end, syntax.stops)
+    return _closer_dropped_at(text, value_start, value_end, syntax)
+
+
 def _closer_dropped_at(text: str, value_start: int, value_end: int, syntax: KeyValueSyntax) -> int:
     """Where a value whose closer the model left out ends, or -1 when it is closed.
 
@@ -235,24 +248,16 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
                 repairs.append(f"argument {key!r} has no {syntax.value}")
                 continue
         value_end = find_forward(text, syntax.value_end, value_start)
-        if not syntax.special_tokens and (dropped := _closer_dropped_at(text, value_start, value_end, syntax)) >= 0:
+        if (stop := _unclosed_value_end(text, value_start, value_end, syntax)) >= 0:
             repairs.append(f"missing {syntax.value_end} after {key!r}")
-            arguments[key] = typed_value(unindented(text[value_start:dropped]), schema, untyped="json")
-            provisional = provisional or value_end == -1
-            cursor = dropped
-            continue
-        if syntax.special_tokens and (stop := _first_stop(text, value_start, value_end, syntax.stops)) >= 0:
-            repairs.append(f"missing {syntax.value_end} after {key!r}")
-            arguments[key] = typed_value(text[value_start:stop], schema, untyped="json")
+            arguments[key] = _typed(text[value_start:stop] if syntax.special_tokens else unindented(text[value_start:stop]), schema, syntax)
+            provisional = provisional or (value_end == -1 and not syntax.special_tokens)
             cursor = stop
             continue
         if value_end == -1:
-            return unreadable(
-                family, text, pos, len(text), f"unclosed {syntax.value or syntax.key_end} for {key!r} in call to {name!r}",
-                kind=DiagnosticKind.TRUNCATED,
-            )
-        raw = unindented(text[value_start:value_end])
-        arguments[key] = typed_value(raw.strip() if syntax.strip_values else raw, schema, untyped="json")
+            why = f"unclosed {syntax.value or syntax.key_end} for {key!r} in call to {name!r}"
+            return unreadable(family, text, pos, len(text), why, kind=DiagnosticKind.TRUNCATED)
+        arguments[key] = _typed(unindented(text[value_start:value_end]), schema, syntax)
         cursor = value_end + len(syntax.value_end)
         after_value = True
     call = make_call(family, name, arguments, text[pos:end], pos, repairs, diagnostics)
