@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from utp.parsers import jsonrepair as jr
 from utp.parsers.jsonrepair import decode_json_at, loads_lenient, parse_arguments, scan_json_value
+from utp.parsers.jsonlenient import CUT_MID_VALUE, TYPOGRAPHIC_QUOTES
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
@@ -286,3 +287,19 @@ def test_growing_strict_decode_reports_a_value_that_runs_past_its_limit() -> Non
     text = '{"q": "a </tag> b"}</tag>'
     assert strict_json_growing(text, 0, text.index("</tag>")) == (None, True)
     assert strict_json_growing('{"q": 1 x}', 0, 10) == (None, False)
+
+
+@pytest.mark.parametrize("text", ['{"a": 1, "b"', "{unquoted_key", '{"a": 1, "b"  '])
+def test_a_key_whose_value_never_came_is_half_written(text: str) -> None:
+    """The text ended right after a key: no separator was seen (none is invented), and the
+    object is marked cut mid-value, so a call holding it is reported, never run."""
+    value, repairs = loads_lenient(text)
+    assert "b" not in value and "unquoted_key" not in value
+    assert CUT_MID_VALUE in repairs
+    assert "malformed separator after key" not in repairs
+
+
+def test_typographic_quotes_delimit_strings_and_inner_single_ones_are_text() -> None:
+    value, repairs = loads_lenient("{\u201ccmd\u201d: \u201cecho \u2018x\u2019\u201d, \u201cn\u201d: 2}")
+    assert value == {"cmd": "echo \u2018x\u2019", "n": 2}
+    assert TYPOGRAPHIC_QUOTES in repairs

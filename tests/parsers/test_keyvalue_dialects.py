@@ -117,9 +117,8 @@ def test_a_call_cut_after_a_whole_value_is_read_with_the_repair_named(text: str)
         "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Os",
         "<tool_calls:opensource><tool_call:opensource>get_weather<arg_key:opensource>city</arg_key:opensource>",
         "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Os",
-        "<iquestcoder_tool_call>get_weather<arg_key>city</arg_key><arg_value>Oslo</iquestcoder_tool_call>",
     ],
-    ids=["cut-mid-value", "cut-after-key", "solar-cut-mid-value", "value-never-closed"],
+    ids=["cut-mid-value", "cut-after-key", "solar-cut-mid-value"],
 )
 def test_a_half_written_value_is_reported_not_run(text: str) -> None:
     parsed = parse_response(text, tools=TOOLS)

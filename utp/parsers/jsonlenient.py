@@ -40,6 +40,9 @@ LOOSE_NUMBER = "normalised number literal"
 LONG_NUMBER_AS_TEXT = "kept a number too long to read as its text"
 INNER_QUOTES = "kept unescaped quotes inside a string"
 COMMENTS = "removed comments"
+#: a word processor's or chat client's quotes, “…”, as a string's delimiters
+TYPOGRAPHIC_QUOTES = "typographic quotes read as string quotes"
+_TYPOGRAPHIC_OPEN, _TYPOGRAPHIC_CLOSE = "\u201c", "\u201d"
 
 _WS = " \t\r\n\u00a0\ufeff"
 #: a text that stops on one of these stopped in the middle of writing a value
@@ -98,7 +101,7 @@ class _LenientReader:
             self.repairs.append(repair)
 
     def note_cut_string(self) -> None:
-        """The text ended inside a string: closed, and marked half written."""
+        """The text ended inside a string (or right after a key): closed, and marked half written."""
         self.note(CLOSED_TRUNCATED)
         self.note(CUT_MID_VALUE)
 
@@ -145,6 +148,8 @@ class _LenientReader:
         if ch == "\\" and self.text.startswith('\\"', self.i):
             self.note(ESCAPED_QUOTES)
             return self.read_escaped_string()
+        if ch == _TYPOGRAPHIC_OPEN:
+            return self.read_typographic_string()
         if ch == "":
             raise self.error("expected a value, found end of text")
         return self.read_scalar()
@@ -202,6 +207,17 @@ class _LenientReader:
             raw = self.text[self.i + 1 : end - 1]
             self.i = end
         return self.decode_string_body(raw, quote)
+
+    def read_typographic_string(self) -> str:
+        """``“text”``: the text as written up to the closing ``”`` (no escapes: no JSON encoder wrote it)."""
+        self.note(TYPOGRAPHIC_QUOTES)
+        close = self.text.find(_TYPOGRAPHIC_CLOSE, self.i + 1)
+        if close < 0:  # unterminated: truncated output
+            self.note_cut_string()
+            raw, self.i = self.text[self.i + 1 :], self.n
+            return raw
+        raw, self.i = self.text[self.i + 1 : close], close + 1
+        return raw
 
     def past_inner_quotes(self, end: int) -> int:
         """Where a double-quoted value really ends, when quotes inside it were not escaped.
@@ -284,8 +300,8 @@ class _LenientReader:
                 self.note(MISSING_COMMA)
             if not value_starts_here:
                 if not self.read_separator():
-                    if self.i >= self.n:
-                        self.note(CLOSED_TRUNCATED)
+                    if self.i >= self.n:  # a key whose value never came: half written
+                        self.note_cut_string()
                         return result
                     raise self.error(f"expected ':' after key {key!r}")
             self.skip_ws()
@@ -303,6 +319,8 @@ class _LenientReader:
             return self.read_escaped_string(), False
         if ch in "\"'":
             return self.read_quoted_key(ch)
+        if ch == _TYPOGRAPHIC_OPEN:
+            return self.read_typographic_string(), False
         ident = _IDENT.match(self.text, self.i)
         if ident:
             self.note(UNQUOTED_KEYS)
@@ -351,6 +369,8 @@ class _LenientReader:
         """Consume what stands between a key and its value; False if nothing usable."""
         self.skip_ws()
         ch = self.peek()
+        if not ch:  # the text ended after the key ("" is in every string below)
+            return False
         if ch == ":":
             self.i += 1
             return True

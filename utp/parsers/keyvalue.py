@@ -76,6 +76,8 @@ class KeyValueSyntax:
     #: whether the tags are special tokens, which no key or value can hold: a key or value
     #: then ends at the next of the call's tags even where its own closer is missing
     special_tokens: bool = False
+    #: whether the blanks around a value are the dialect's layout, not the value's (its own parser strips them)
+    strip_values: bool = False
 
     @property
     def stops(self) -> tuple[str, ...]:
@@ -107,7 +109,7 @@ def _call_ends(text: str, cursor: int, after_value: bool, syntax: KeyValueSyntax
     whole value (a repair: only the closer is missing); or, with special tokens, the next call's opener."""
     if text.startswith(syntax.close, cursor):
         return cursor + len(syntax.close), True
-    if cursor >= len(text) and after_value:
+    if after_value and ends_inside(text, cursor, syntax.close):  # the output ended at or in the closer
         repairs.append(ended_before(syntax.close))
         return len(text), False
     if syntax.special_tokens and text.startswith(syntax.open, cursor):
@@ -158,6 +160,30 @@ def _value_without_opener(text: str, start: int, syntax: KeyValueSyntax) -> bool
     return all(text.find(tag, start, closer) == -1 for tag in (syntax.key, syntax.value, syntax.close, syntax.open))
 
 
+def _typed(raw: str, schema: Any, syntax: KeyValueSyntax) -> Any:
+    """A value's raw text typed by its schema (JSON when untyped and JSON), stripped where the dialect says."""
+    return typed_value(raw.strip() if syntax.strip_values else raw, schema, untyped="json")
+
+
+def _unclosed_value_end(text: str, value_start: int, value_end: int, syntax: KeyValueSyntax) -> int:
+    """Where a value whose closer is missing ends (-1: it is closed): at the next of the call's
+    tags where they are special tokens, else as :func:`_closer_dropped_at` says."""
+    if syntax.special_tokens:
+        return _first_stop(text, value_start, value_end, syntax.stops)
+    return _closer_dropped_at(text, value_start, value_end, syntax)
+
+
+def _closer_dropped_at(text: str, value_start: int, value_end: int, syntax: KeyValueSyntax) -> int:
+    """Where a value whose closer the model left out ends, or -1 when it is closed.
+
+    A key tag inside a value with no call opener before it (so not quoted
+    markup) is the next argument: the value ends there. A value no closer
+    follows at all ends at the next key tag or the call's closer.
+    """
+    stop = _first_stop(text, value_start, -1, (syntax.key, syntax.close)) if value_end == -1 else text.find(syntax.key, value_start, value_end)
+    return stop if stop != -1 and text.find(syntax.open, value_start, stop) == -1 else -1
+
+
 def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syntax: KeyValueSyntax) -> Extraction | None:
     """The call whose opener is at ``pos``: ``OPEN NAME (KEY k KEY_END [TYPE t TYPE_END] VALUE v VALUE_END)* CLOSE``.
 
@@ -182,6 +208,7 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
     cursor = match.end()
     after_value = False
     final = True
+    provisional = False  # a value ended where its closer is missing, resting on none coming later
     while True:
         cursor = skip_space(text, cursor)
         ending = _call_ends(text, cursor, after_value, syntax, repairs)
@@ -221,21 +248,20 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
                 repairs.append(f"argument {key!r} has no {syntax.value}")
                 continue
         value_end = find_forward(text, syntax.value_end, value_start)
-        if syntax.special_tokens and (stop := _first_stop(text, value_start, value_end, syntax.stops)) >= 0:
+        if (stop := _unclosed_value_end(text, value_start, value_end, syntax)) >= 0:
             repairs.append(f"missing {syntax.value_end} after {key!r}")
-            arguments[key] = typed_value(text[value_start:stop], schema, untyped="json")
+            arguments[key] = _typed(text[value_start:stop] if syntax.special_tokens else unindented(text[value_start:stop]), schema, syntax)
+            provisional = provisional or (value_end == -1 and not syntax.special_tokens)
             cursor = stop
             continue
         if value_end == -1:
-            return unreadable(
-                family, text, pos, len(text), f"unclosed {syntax.value or syntax.key_end} for {key!r} in call to {name!r}",
-                kind=DiagnosticKind.TRUNCATED,
-            )
-        arguments[key] = typed_value(unindented(text[value_start:value_end]), schema, untyped="json")
+            why = f"unclosed {syntax.value or syntax.key_end} for {key!r} in call to {name!r}"
+            return unreadable(family, text, pos, len(text), why, kind=DiagnosticKind.TRUNCATED)
+        arguments[key] = _typed(unindented(text[value_start:value_end]), schema, syntax)
         cursor = value_end + len(syntax.value_end)
         after_value = True
     call = make_call(family, name, arguments, text[pos:end], pos, repairs, diagnostics)
-    return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=final)
+    return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=final and not provisional, provisional=provisional)
 
 
 def render_key_value(calls: Sequence[ToolCall], syntax: KeyValueSyntax) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from utp.numbers import int_too_long, integer_text, read_number
+from utp.parsers.pyaliases import aliased, restore
 from utp.parsers.pycalls import PRINT_REMOVED, RawCall, read_simple_calls
 from utp.types import json_type_name
 
@@ -253,6 +254,13 @@ def parse_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawCal
     try:
         return _calls_from_tree(_parse_expression(stripped, mode)), []
     except LiteralError as first_error:
+        renamed, names = aliased(stripped)
+        if names:  # ``weather-forecast(...)``, ``f(from="SFO")``: names Python cannot spell
+            try:
+                calls = _calls_from_tree(_parse_expression(renamed, mode))
+            except LiteralError:
+                raise first_error from None
+            return calls, restore(calls, names)
         fixed = repair_brace_assignments(stripped)
         if fixed is None:
             raise first_error

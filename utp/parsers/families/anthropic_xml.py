@@ -34,11 +34,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
-from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, ended_before, make_call, read_json_at, unreadable
+from utp.parsers.families.harmony import MAX_HEADER, MESSAGE, TO_THE_READER
+from utp.parsers.familykit import NAME_ATTRIBUTE_HEAD, closer_bound, ended_before, make_call, read_json_at, unreadable
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.layout import unindented
+from utp.parsers.nestedelements import ElementMarkup, ElementsBroken, ElementsCut, as_object, read_elements
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
-from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
+from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 
 from utp.parsers.familykit import render_value
@@ -49,20 +51,38 @@ _NS = "antml" + ":"
 _ATEM = "atem:"
 _PREFIXES = ("", _NS, _ATEM)
 _PREFIX_GROUP = "|".join(re.escape(p) for p in _PREFIXES if p)
-_INVOKE = re.compile(rf"<(?P<prefix>{_PREFIX_GROUP})?invoke\s+" + NAME_ATTRIBUTE)
+#: a special token sampled inside the name attribute (``name="re<|message|>ad"``, Glimmer): no name holds
+#: one, so it is removed from the name (and recorded)
+_TOKEN = r"<\|[a-z_]{1,32}\|>"
+_INVOKE = re.compile(
+    rf"<(?P<prefix>{_PREFIX_GROUP})?invoke\s+" + rf"""name\s*=\s*(?P<q>["'])(?P<name>(?:[^"'\n<>]|{_TOKEN}){{1,256}})(?P=q)\s*>"""
+)
 #: how much whitespace may sit between ``<function_calls>`` and the first ``<invoke``
 _LEADING_SPACE = 256
-#: ``_INVOKE`` after ``<invoke`` and its first whitespace, as a scan lookahead
+#: an invoke's name attribute without special tokens, as a scan lookahead (DeepSeek's DSML shares it)
 _INVOKE_TAIL = NAME_ATTRIBUTE_HEAD
+#: ``_INVOKE`` after ``<invoke`` and its first whitespace, as a scan lookahead
+_INVOKE_NAME_TAIL = rf"""\s*+name\s*+=\s*+(?:"(?:[^"'\n<>]|{_TOKEN}){{1,256}}+"|'(?:[^"'\n<>]|{_TOKEN}){{1,256}}+')\s*+>"""
+#: a message that ended before the block (Glimmer's ``<|eot|>``, Harmony's end tokens)
+_MESSAGE_ENDS = ("<|eot|>", "<|end|>", "<|call|>", "<|return|>")
+#: how far back the header of the message a block sits in is looked for
+_MESSAGE_REACH = 8192
+#: the recipient a message header ends with, right before ``<|message|>``
+_HEADER_RECIPIENT = re.compile(r"\bto=([^\s<>]+)\s*\Z")
+_SPECIAL_TOKEN = re.compile(_TOKEN)
+#: the ``>`` that ends a tag, not a special token's
+_HEAD_END = re.compile(r"(?<!\|)>")
 #: the scan lookaheads: ``extract`` returns None unless ``_INVOKE`` matches at the invoke tag
 #: itself, or after at most ``_LEADING_SPACE`` whitespace (``\s`` is ``str.isspace``) past the
 #: wrapper; there is no truncation report at the end of the text, so nothing else can be read
-_WRAPPED_HEAD = rf"\s{{0,{_LEADING_SPACE}}}+<(?:(?:{_PREFIX_GROUP})?invoke\s{_INVOKE_TAIL}|invoke>\s*+<tool_name>)"
+_WRAPPED_HEAD = rf"\s{{0,{_LEADING_SPACE}}}+<(?:(?:{_PREFIX_GROUP})?invoke\s{_INVOKE_NAME_TAIL}|invoke>\s*+<tool_name>)"
 #: Claude 2.1's invoke: the tool's name as an element, then (optionally) ``<parameters>``
 _LEGACY_INVOKE = re.compile(r"<invoke>\s*<tool_name>\s*(?P<name>[^<>\n]{1,256}?)\s*</tool_name>\s*")
 _LEGACY_OPEN = "<invoke>"
 #: one argument inside ``<parameters>``: an element named after the parameter
 _LEGACY_ARGUMENT = re.compile(r"<(?P<key>[A-Za-z_][\w.\-]{0,255})>")
+#: an argument written as an element named after its key straight inside the invoke (MiniMax-M3's markup)
+_ARGUMENT_ELEMENT = re.compile(r"<(?!parameter>|parameters>|tool_name>)[A-Za-z_][\w.\-]{0,255}>")
 #: wrapper tag -> the closers that end it (a model may prefix one and not the other)
 _FUNCTION_CALLS_CLOSERS = tuple(f"</{p}function_calls>" for p in _PREFIXES)
 _WRAPPERS = {
@@ -89,11 +109,13 @@ class AnthropicXmlFamily(CallFamily):
     aliases = ("claude_xml", "anthropic")
     declared_triggers = static_triggers((*_WRAPPERS, *(f"<{p}invoke " for p in _PREFIXES)), {
         **dict.fromkeys(_WRAPPERS, _WRAPPED_HEAD),
-        **{f"<{p}invoke ": _INVOKE_TAIL for p in _PREFIXES},
+        **{f"<{p}invoke ": _INVOKE_NAME_TAIL for p in _PREFIXES},
     })
     summary = 'Claude-style XML: <function_calls><invoke name="N"><parameter name="K">v</parameter></invoke></function_calls>'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if addressed_to_reader(text, pos):
+            return None  # markup shown to the reader (Glimmer's ``to=user`` message), not a call
         closers = _WRAPPERS.get(trigger, ())
         wrapped = bool(closers)
         cursor = skip_space(text, pos + len(trigger), pos + len(trigger) + _LEADING_SPACE) if wrapped else pos
@@ -116,8 +138,8 @@ class AnthropicXmlFamily(CallFamily):
             return find_forward(text, "</tool_name>", cursor) != -1 or len(text) - cursor > 300
         if any(is_proper_prefix(text, cursor, f"<{p}invoke ") for p in _PREFIXES):
             return False
-        head_end = bounded_find(text, ">", cursor, 300)
-        return not text.startswith(tuple(f"<{p}invoke" for p in _PREFIXES), cursor) or head_end != -1 or len(text) - cursor > 300
+        head_end = _HEAD_END.search(text, cursor, cursor + 300)  # a special token's ``|>`` is inside the name
+        return not text.startswith(tuple(f"<{p}invoke" for p in _PREFIXES), cursor) or head_end is not None or len(text) - cursor > 300
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         lines = ["<function_calls>"]
@@ -128,6 +150,21 @@ class AnthropicXmlFamily(CallFamily):
             lines.append("</invoke>")
         lines.append("</function_calls>")
         return "\n".join(lines)
+
+
+def addressed_to_reader(text: str, pos: int) -> bool:
+    """Does ``pos`` sit in the prose of a message whose header addresses the reader (`` to=user<|message|>``)?
+
+    Glimmer heads every message with its recipient: a tool's name for a call,
+    ``user`` for the answer. Call markup the answer's prose leads into is
+    shown, not run; a message that *is* a call block is a call with a wrong
+    header (its body has nothing else to be).
+    """
+    at = text.rfind(MESSAGE, max(0, pos - _MESSAGE_REACH), pos)
+    if at == -1 or not text[at + len(MESSAGE) : pos].strip() or any(text.find(end, at, pos) != -1 for end in _MESSAGE_ENDS):
+        return False
+    recipient = _HEADER_RECIPIENT.search(text, max(0, at - MAX_HEADER), at)
+    return recipient is not None and recipient.group(1) in TO_THE_READER
 
 
 @dataclass(frozen=True)
@@ -148,7 +185,7 @@ class InvokeSyntax:
     invoke: re.Pattern[str]
     parameter: re.Pattern[str]
     value: Callable[[str, re.Match[str], Tool | None], tuple[Any, str | None]]
-    body: Callable[[str, int, str], tuple[dict[str, Any], int, list[str]] | None] | None = None
+    body: Callable[[str, int, str, Tool | None], tuple[dict[str, Any], int, list[str]] | None] | None = None
 
 
 def flagged_value(raw: str, parameter: re.Match[str], tool: Tool | None) -> tuple[Any, str | None]:
@@ -180,7 +217,7 @@ def flagged_value(raw: str, parameter: re.Match[str], tool: Tool | None) -> tupl
     return value, f"parameter {key!r} is JSON after repair ({'; '.join(fixes)})" if fixes else None
 
 
-def json_invoke_body(text: str, at: int, invoke_end: str) -> tuple[dict[str, Any], int, list[str]] | None:
+def json_invoke_body(text: str, at: int, invoke_end: str, tool: Tool | None = None) -> tuple[dict[str, Any], int, list[str]] | None:
     """A JSON object written straight inside the invoke instead of parameter tags.
 
     SGLang's "format 2" for DeepSeek's DSML, and what models write when they
@@ -198,7 +235,25 @@ def json_invoke_body(text: str, at: int, invoke_end: str) -> tuple[dict[str, Any
     return value, end, list(repairs)
 
 
-SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, flagged_value, json_invoke_body)
+def element_invoke_body(text: str, at: int, invoke_end: str, tool: Tool | None = None) -> tuple[dict[str, Any], int, list[str]] | None:
+    """A JSON object, or MiniMax-M3's argument elements (``<city>Paris</city>``) written without its marker token.
+
+    MiniMax's block ``<minimax:tool_call><invoke name="f"><city>Paris</city></invoke>``
+    is M3's markup as a server prints it with special tokens dropped; the
+    elements nest (objects, repeated keys as lists) as :mod:`utp.parsers.nestedelements` reads them.
+    """
+    whole = json_invoke_body(text, at, invoke_end)
+    if whole is not None or _ARGUMENT_ELEMENT.match(text, at) is None:
+        return whole
+    schema = tool.parameters if tool is not None else None
+    try:
+        pairs, end = read_elements(ElementMarkup("", invoke_end), text, at, invoke_end, schema)
+    except (ElementsCut, ElementsBroken):
+        return None
+    return as_object(pairs, schema), end - len(invoke_end), []
+
+
+SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, flagged_value, element_invoke_body)
 
 
 def read_invoke_block(
@@ -269,15 +324,16 @@ def read_invoke(
     """One invoke whose opening tag is ``match``: the call and the index past its closer."""
     start = match.start()
     prefix = match.group("prefix") or ""
-    name = match.group("name").strip()
+    written = match.group("name")
+    name = _SPECIAL_TOKEN.sub("", written).strip()
     invoke_end = f"</{prefix}invoke>"
     parameter_end = f"</{prefix}parameter>"
     tool = ctx.tool(name)
     arguments: dict[str, object] = {}
-    repairs: list[str] = []
+    repairs: list[str] = [f"special token removed from the name {written!r}"] if name != written.strip() else []
     cursor = match.end()
     if syntax.body is not None:
-        whole = syntax.body(text, skip_space(text, cursor), invoke_end)
+        whole = syntax.body(text, skip_space(text, cursor), invoke_end, tool)
         if whole is not None:
             arguments, cursor, repairs = whole
     while True:

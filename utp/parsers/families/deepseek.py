@@ -8,6 +8,8 @@ V3 and R1 (0528)::
     ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
 
 V3.1 drops the type and the fence: ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>``.
+Inside the block a call whose begin token was left out (``NAME<｜tool▁sep｜>`` right
+after the block opener or a call end) is read, the repair recorded.
 R1 templates that offer a code interpreter fence its code instead (```` ```python ````): a
 fenced body that is not JSON goes to an offered tool with exactly one parameter.
 The bars are U+FF5C and the spaces U+2581; templates and detokenisers also
@@ -62,7 +64,9 @@ _TOKEN_ALTERNATION = "|".join(re.escape(t) for t in CALLS_BEGIN + CALLS_END + CA
 _TOKEN = re.compile(_TOKEN_ALTERNATION)
 #: what keeps ``extract``'s loop going after a calls token (or ends the text there): anything else
 #: makes that token a stray one, consumed alone
-_CONTINUES = re.compile(r"\s*+(?:" + "|".join(re.escape(t) for t in CALLS_END + EOS + CALL_BEGIN) + r"|\Z)")
+#: a call whose ``<｜tool▁call▁begin｜>`` was left out inside the block: its name glued to the separator
+_UNOPENED_CALL = re.compile(r"[^\s<>{}\[\]\"'｜|]{1,256}+(?=" + "|".join(re.escape(t) for t in SEP) + ")")
+_CONTINUES = re.compile(r"\s*+(?:" + "|".join(re.escape(t) for t in CALLS_END + EOS + CALL_BEGIN) + "|" + _UNOPENED_CALL.pattern + r"|\Z)")
 #: a run of stray calls tokens after one (blanks between), each not continued: removed with it
 #: as one span. Content is the same (the prose between two cuts is trimmed at both), but a
 #: flood costs one visit per run instead of one per token. Capped, so that a stream re-reading
@@ -114,6 +118,13 @@ class DeepseekFamily(CallFamily):
         end = cursor
         while True:
             token = _TOKEN.match(text, _skip(text, cursor))
+            unopened = _UNOPENED_CALL.match(text, _skip(text, cursor)) if token is None and trigger in CALLS_BEGIN else None
+            if unopened is not None:  # a call begin token left out inside the block: the call starts here
+                cursor = self._read_one(text, pos, unopened.start(), calls, diagnostics, ctx, ["missing <｜tool▁call▁begin｜>"])
+                if cursor < 0:
+                    return Extraction(len(text), calls, diagnostics)
+                end = cursor
+                continue
             if token is None:
                 break
             word = token.group()
@@ -129,16 +140,10 @@ class DeepseekFamily(CallFamily):
                 continue
             if word not in CALL_BEGIN:
                 break
-            body_start = token.end()
-            close = min((k for k in (find_forward(text, t, body_start) for t in CALL_END) if k >= 0), default=-1)
-            if close >= 0:
-                close = closer_past_strings(text, body_start, close, next(t for t in CALL_END if text.startswith(t, close)))
-            body_end = close if close >= 0 else len(text)
-            self._read_call(text[body_start:body_end], pos, calls, diagnostics, ctx)
-            if close < 0:
-                diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a call", text[body_start:][:300], self.name, pos))
+            cursor = self._read_one(text, pos, token.end(), calls, diagnostics, ctx)
+            if cursor < 0:
                 return Extraction(len(text), calls, diagnostics)
-            end = cursor = close + len(next(t for t in CALL_END if text.startswith(t, close)))
+            end = cursor
         if end == pos + len(trigger) and trigger in CALLS_BEGIN and not calls:
             if _skip(text, end) >= len(text):
                 return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended after the calls token", text[pos:], self.name, pos)])
@@ -146,7 +151,24 @@ class DeepseekFamily(CallFamily):
             return None
         return Extraction(end, calls, diagnostics)
 
-    def _read_call(self, body: str, pos: int, calls: list[ToolCall], diagnostics: list[Diagnostic], ctx: ParseContext) -> None:
+    def _read_one(
+        self, text: str, pos: int, body_start: int, calls: list[ToolCall], diagnostics: list[Diagnostic], ctx: ParseContext,
+        repairs: list[str] | None = None,
+    ) -> int:
+        """The call whose body starts at ``body_start``: read into ``calls``; the index past its end token (-1: cut off)."""
+        close = min((k for k in (find_forward(text, t, body_start) for t in CALL_END) if k >= 0), default=-1)
+        if close >= 0:
+            close = closer_past_strings(text, body_start, close, next(t for t in CALL_END if text.startswith(t, close)))
+        body_end = close if close >= 0 else len(text)
+        self._read_call(text[body_start:body_end], pos, calls, diagnostics, ctx, repairs or [])
+        if close < 0:
+            diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a call", text[body_start:][:300], self.name, pos))
+            return -1
+        return close + len(next(t for t in CALL_END if text.startswith(t, close)))
+
+    def _read_call(
+        self, body: str, pos: int, calls: list[ToolCall], diagnostics: list[Diagnostic], ctx: ParseContext, noted: list[str]
+    ) -> None:
         sep = _TOKEN.search(body)
         step = _step_invoke_at(body, 0)
         if step < 0 and sep is not None and sep.group() in SEP and body[: sep.start()].strip() in ("function", ""):
@@ -176,7 +198,7 @@ class DeepseekFamily(CallFamily):
                 return
             # a fence of code (R1 templates write the code interpreter's code so) for a one-parameter tool
             arguments, repairs = {parameter: raw_args.strip("\n")}, []
-        call, diags = build_call(name, arguments, self.name, body, repairs)
+        call, diags = build_call(name, arguments, self.name, body, [*noted, *repairs])
         diagnostics.extend(diags)
         if call is not None:
             calls.append(call)

@@ -5,7 +5,9 @@ for ```` ```tool_call ```` / ```` ```tool_code ```` blocks. A fence in an
 answer is usually a code sample, so a fence is a call only when its body is
 call-shaped JSON (one object or a list) *and* the label says so
 (``tool_call``, ``tool_code``, ``function_call``...) or the fence is the whole
-response's point: it starts or ends the content. Python-style bodies in
+response's point: it starts or ends the content. Under any other label
+(```` ```xml ````) call JSON is a call only when the fence is the whole
+answer and every name is an offered tool's. Python-style bodies in
 ```` ```tool_code ```` fences belong to the pythonic family, not here.
 """
 
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import calls_from_value, skip_ws
+from utp.parsers.families.pythonic import names_offered_tool
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.reasoning import REASONING_CLOSERS
 from utp.parsers.textscan import find_forward
@@ -43,11 +46,15 @@ class FencedFamily(CallFamily):
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         label, body_start = _label(text, pos)
-        if label is None or (label not in CALL_LABELS and label not in DATA_LABELS):
+        if label is None:
             return None
         close = _closing_fence(text, body_start)
         body_end = close if close >= 0 else len(text)
         end = close + len(FENCE) if close >= 0 else len(text)
+        # any other label (``xml``, ``text``): only a fence that is the whole answer, calling offered tools
+        mislabelled = label not in CALL_LABELS and label not in DATA_LABELS
+        if mislabelled and not (close >= 0 and ctx.has_tools and _starts_content(text, pos) and not text[end:].strip()):
+            return None
         body = text[body_start:body_end]
         first = skip_ws(body, 0)
         if first >= len(body) or body[first] not in "{[":
@@ -63,14 +70,14 @@ class FencedFamily(CallFamily):
         found = calls_from_value(value, self.name, body.strip(), repairs, require_arguments=label not in CALL_LABELS)
         if found is None or (not found[0] and not found[1]):
             return None
+        if mislabelled and not (found[0] and all(names_offered_tool(call.name, ctx) for call in found[0])):
+            return None
         return Extraction(end, found[0], found[1])
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         label, body_start = _label(text, pos)
         if label is None:
             return "\n" in text[pos : pos + 64] or len(text) - pos > 64
-        if label not in CALL_LABELS and label not in DATA_LABELS:
-            return True
         first = skip_ws(text, body_start)
         if first < len(text) and text[first] not in "{[":
             return True

@@ -61,7 +61,7 @@ _STRIPPED_TAIL = r"(?:json)?[ \t]*+(?:<\|constrain\|>[ \t]*+)?(?:json)?[ \t]*+(?
 _STRIPPED_BODY = re.compile(_STRIPPED_TAIL + r"(?=\{)")
 _STRIPPED_RECIPIENT = "commentary to=functions."
 #: recipients that address the reader, not a tool (Glimmer's answer goes ``to=user``)
-_TO_THE_READER = frozenset(("assistant", "user"))
+TO_THE_READER = frozenset(("assistant", "user"))
 #: a recipient in the role position right before ``<|channel|>`` once ``<|start|>assistant``
 #: was the prefill: at the answer's start, a line's or after a token, optionally after the role
 _ROLE_RECIPIENT = re.compile(r"(?:\A|(?<=[\s>]))(?:assistant[ \t]*)?to=([^\s<>]+)[ \t]*\Z")
@@ -138,7 +138,7 @@ class HarmonyFamily(CallFamily):
 
         if role != "assistant":
             return Extraction(end=consumed)  # a tool's (or user's) message, not something to run
-        if recipient and recipient not in _TO_THE_READER:
+        if recipient and recipient not in TO_THE_READER:
             if text.startswith("<", skip_space(text, body_start, body_end)):
                 return None  # markup, not JSON arguments: a dialect whose body another family reads (Glimmer's XML)
             found = self._call(text, pos, recipient, body_start, body_end, terminator, ctx)

@@ -6,6 +6,9 @@ bracketed line, and models continue the conversation by imitating it. The
 line is a call: the tool's name, its arguments in parentheses (a JSON object,
 or Python-style keywords), the closing bracket. Python-style arguments are
 read as the pythonic family reads them, typed by the offered tool.
+
+Also the display ``[Calling tool: f with arguments: {"a": 1}]``, whose object a
+client may print with typographic quotes (``{“a”: “x”}``: read as quotes).
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 TRIGGER = "[Calling tool:"
 #: the name and the opening parenthesis after the trigger
-_NAME = re.compile(r"[ \t]*([A-Za-z_][\w.\-]{0,127})[ \t]*(?=\()")
-HEAD = r"[ \t]*+[A-Za-z_][\w.\-]{0,127}+[ \t]*+\("
+_NAME = re.compile(r"[ \t]*([A-Za-z_][\w.\-]{0,127})[ \t]*(?=\(|with arguments:)")
+HEAD = r"[ \t]*+[A-Za-z_][\w.\-]{0,127}+[ \t]*+(?:\(|with arguments:)"
+#: the other display: ``[Calling tool: f with arguments: {"a": 1}]``
+_WITH_ARGUMENTS = re.compile(r"with arguments:[ \t]*(?=\{)")
 
 
 @register_family
@@ -40,6 +45,11 @@ class HistoryDisplayFamily(CallFamily):
         if named is None:
             return None
         name, paren = named.group(1), named.end()
+        labelled = _WITH_ARGUMENTS.match(text, paren)
+        if labelled is not None:
+            return self._labelled(text, pos, name, labelled.end())
+        if not text.startswith("(", paren):
+            return None
         close = bracket_end(text, paren, MAX_SPAN)
         if close == -1:
             return unreadable(self.name, text, pos, len(text), f"output ended inside the call to {name!r}", kind=DiagnosticKind.TRUNCATED)
@@ -62,6 +72,19 @@ class HistoryDisplayFamily(CallFamily):
             return unreadable(self.name, text, pos, end, f"the arguments of {name!r} are not literal values")
         calls, diagnostics = build_python_calls(self.name, raws, repairs, text[pos:end], pos, ctx)
         return Extraction(end, calls, diagnostics, final=True)
+
+    def _labelled(self, text: str, pos: int, name: str, brace: int) -> Extraction | None:
+        """``[Calling tool: f with arguments: {...}]``: the object, then the closing bracket."""
+        close = bracket_end(text, brace, MAX_SPAN)
+        if close == -1:
+            return unreadable(self.name, text, pos, len(text), f"output ended inside the call to {name!r}", kind=DiagnosticKind.TRUNCATED)
+        read = read_json_at(text, brace, close) if close > 0 else None
+        if read is None or not isinstance(read[0], dict) or not text.startswith("]", skip_space(text, read[1])):
+            return None  # not the display's bracketed line
+        end = skip_space(text, read[1]) + 1
+        diagnostics: list[Diagnostic] = []
+        call = make_call(self.name, name, read[0], text[pos:end], pos, read[2], diagnostics)
+        return Extraction(end, [call], diagnostics, final=True)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(f"{TRIGGER} {c.name}({json.dumps(c.arguments, ensure_ascii=False)})]" for c in calls)

@@ -46,7 +46,7 @@ from utp.parsers.familykit import clip, make_call, unreadable
 from utp.parsers.names import resolve_name
 from utp.parsers.listsalvage import salvage_items
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall, parse_calls, salvage_calls
-from utp.parsers.reasoning import call_list_starts, may_open_trailing_call_lines, opens_line_after_sentence, trailing_call_lines
+from utp.parsers.reasoning import answer_start, call_list_starts, may_open_trailing_call_lines, opens_line_after_sentence, trailing_call_lines
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 
@@ -76,7 +76,7 @@ _CODE_FIRST_CALL = re.compile(r"\s*(?:print\s*\(\s*)?(?:\[\s*)?([A-Za-z_][\w.]{0
 MAX_SPAN = 256 * 1024
 #: how many leading characters may precede a bare list that opens the response
 _LEADING_LIMIT = 256
-_BARE_HEAD = re.compile(r"\[\s{0,16}([A-Za-z_]\w{0,255}(?:\.[A-Za-z_]\w{0,255}){0,8})\s{0,16}\(")
+_BARE_HEAD = re.compile(r"\[\s{0,16}([A-Za-z_][\w\-]{0,255}(?:\.[A-Za-z_][\w\-]{0,255}){0,8})\s{0,16}\(")
 _BRACKET_OR_QUOTE = re.compile(r"[\"'()\[\]{}]")
 _DOUBLE_BODY = re.compile(r'(?:[^"\\]|\\.)*', re.S)
 _SINGLE_BODY = re.compile(r"(?:[^'\\]|\\.)*", re.S)
@@ -234,7 +234,7 @@ class PythonicFamily(CallFamily):
     priority = 40
     #: a bare list must open with ``[name(`` (a superset of ``_BARE_HEAD``, as a scan lookahead)
     declared_triggers = static_triggers(("[", *WRAPPERS, *FENCE_OPENERS), {
-        "[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.]*+\s*+\(",
+        "[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.\-]*+\s*+\(",
         **dict.fromkeys(FENCE_OPENERS, _FENCE_HEAD),
         **dict.fromkeys(WRAPPERS, _WRAPPED_SCAN_HEAD),
     }) + (
@@ -357,10 +357,33 @@ class PythonicFamily(CallFamily):
             try:
                 raws, repairs, failures = read_calls(body, one_per_line=True)
             except LiteralError:
-                return None  # code or prose that starts with a tool's name
+                return self._call_before_prose(text, pos, ctx)
         if failures or not raws or not all(names_offered_tool(raw.name, ctx) for raw in raws):
             return None
         return self._extraction(text, pos, len(text), raws, repairs, ctx)
+
+    def _call_before_prose(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        """One call of an offered tool opening the answer, then prose (``f(a=1) I have done it.``).
+
+        The model acted first and went on talking: the call is its first words,
+        closed, literal, and followed by a new sentence (a capital) or a new
+        line; not by more code (``f(x).y``), nor by the rest of a sentence the
+        call is the subject of (``f(a=1) should tell us``).
+        """
+        if pos != answer_start(text):
+            return None  # code or prose that starts with a tool's name
+        paren = find_forward(text, "(", pos)
+        close = bracket_end(text, paren, MAX_SPAN) if paren >= 0 else -1
+        follow = _BLANKS.match(text, close).end() if close >= 0 else -1
+        if close < 0 or not (text.startswith("\n", follow) or (follow > close and text[follow : follow + 1].isupper())):
+            return None
+        try:
+            raws, repairs, failures = read_calls("[" + text[pos:close] + "]")
+        except LiteralError:
+            return None
+        if failures or len(raws) != 1 or not names_offered_tool(raws[0].name, ctx):
+            return None
+        return self._extraction(text, pos, close, raws, [*repairs, "prose after the call kept as content"], ctx)
 
     def _extraction(
         self,
@@ -408,6 +431,8 @@ class PythonicFamily(CallFamily):
         return f"[{rendered}]"
 
 
+#: blanks after a call on its line
+_BLANKS = re.compile(r"[ \t]*")
 #: the triggers watched for without tools
 _UNTOOLED = tuple(t for t in PythonicFamily.declared_triggers if not t.offered_only)
 _STATIC_TRIGGERS = frozenset(t.text for t in _UNTOOLED)

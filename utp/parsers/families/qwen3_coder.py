@@ -52,14 +52,20 @@ _KEY = re.compile(r"[A-Za-z_][\w.\-]{0,255}+")
 
 
 def strip_one_newline(value: str) -> str:
-    """The template writes one newline after ``<parameter=k>`` and one before the close.
+    """The template writes one newline after ``<parameter=k>`` and one before the close: each is layout.
 
-    Both or neither: a value written straight after the tag did not follow
-    that layout, so a newline it ends with is its own (a file's last line).
+    Each is removed on its own, as the template writes each on its own (a
+    model that glued the value to its tag still wrote the newline before the
+    close); any further newline is the value's (a file's last line). This is
+    also how the model vendor's reference parser reads values. A value on
+    one line with its tags (``<parameter=k> ls -la </parameter>``) was written
+    with blanks where the template's line breaks go: they are removed.
     """
+    if "\n" not in value:  # tags and value on one line: the blanks around it stand for the line breaks
+        return value.strip(" \t")
     if value.startswith("\n"):
-        return value[1:-1] if value.endswith("\n") and len(value) > 1 else value[1:]
-    return value
+        value = value[1:]
+    return value[:-1] if value.endswith("\n") else value
 
 
 def name_settled(text: str, start: int) -> bool:
@@ -223,7 +229,8 @@ class Qwen3CoderFamily(CallFamily):
         if not text[at + len(FUNCTION)].isalnum() and quoted_at(text, at + len(FUNCTION)):
             repairs.append(f"quotes dropped around the name {name!r}")
         end = find_forward(text, FUNCTION_END, cursor)
-        close = find_forward(text, closer, cursor) if closer else -1
+        # a bare call's </function> left out before a stray block closer: that closer ends it
+        close = find_forward(text, closer or CLOSE, cursor) if closer or end == -1 else -1
         if close != -1 and end != -1 and close < end and not _call_starts_between(text, close, end):
             close = -1  # "</tool_call>" inside a value, not the end of this call
         closed_in_value = False
@@ -236,7 +243,7 @@ class Qwen3CoderFamily(CallFamily):
                     self.name, text, at, len(text), f"call to {name!r} ends before </function>", kind=DiagnosticKind.TRUNCATED
                 )
             end, after = close, close
-            repairs.append(f"missing </function> before {closer}")
+            repairs.append(f"missing </function> before {closer or CLOSE}")
             closed_in_value = _inside_open_value(text, cursor, close)
         else:
             after = end + len(FUNCTION_END)
