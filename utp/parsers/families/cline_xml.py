@@ -8,9 +8,14 @@ native calls. Without the tools the shape is ordinary markup, so the offered
 tools' names are the triggers (:meth:`CallFamily.triggers_for`):
 ``<read_file>`` is watched for only while ``read_file`` is offered.
 
-The body must be nothing but parameter elements, each closed by the first
-closing tag of its name; values are raw text (trimmed, as Cline does), typed
-by the tool's JSON Schema. Agents that describe tools in YAML (Orchestrator-
+The body must be nothing but parameter elements. A parameter ends at the
+first closing tag of its name that the next parameter or the end of the body
+follows, so a file's text may hold that closing tag itself (Roo Code reads a
+file's content up to its last closer). Values are raw text typed by the
+tool's JSON Schema, laid out as Cline and Roo Code read them: a value on one
+line is trimmed; a value written on lines of its own keeps its indentation and
+blank edges, only the line break after the opening tag and the one before the
+closing tag being layout (Cline's rule for file content). Agents that describe tools in YAML (Orchestrator-
 style prompts, the yaml-xml protocol of AI SDK middlewares) have the model
 write the arguments as a YAML mapping inside the same element
 (``<get_weather>\nlocation: Paris\n</get_weather>``); such a body is read
@@ -33,7 +38,6 @@ from typing import Any
 import yaml
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family
-from utp.parsers.elements import child_elements
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.pyliteral import property_schema, schema_types, typed_value
 from utp.parsers.reasoning import REASONING_TAGS
@@ -48,6 +52,11 @@ _RESERVED = frozenset(opener for opener, _ in REASONING_TAGS)
 _MAY_BE_PARAMETERS = re.compile(r"\s*+(?:<|\Z)")
 #: a parameter element has begun (an element the output ends inside is a call cut off)
 _PARAMETERS_BEGUN = re.compile(r"\s*+<[A-Za-z_]")
+#: a parameter element's opening tag (blanks before it are layout)
+_PARAMETER_OPEN = re.compile(r"\s*+<([A-Za-z_][\w.\-]{0,100})>")
+#: the line break right after a parameter's opening tag, and the one right before its closer
+_LEADING_BREAK = re.compile(r"\A\r?\n")
+_TRAILING_BREAK = re.compile(r"\r?\n\Z")
 #: a YAML mapping's first key (scan lookahead and streaming: what a YAML body opens with)
 _YAML_KEY = r"[A-Za-z_][\w\-]{0,100}+[ \t]*+:(?:[ \t]|\r?\n)"
 _YAML_START = re.compile(r"\s*+" + _YAML_KEY)
@@ -100,7 +109,7 @@ class ClineXmlFamily(CallFamily):
                 return unreadable(self.name, text, pos, len(text), f"output ended inside <{name}>", kind=DiagnosticKind.TRUNCATED)
             return None
         tool = ctx.tool(name)
-        raw_arguments = child_elements(text[body:close], decode=False)
+        raw_arguments = parameter_elements(text[body:close])
         if raw_arguments is None:
             mapping = yaml_arguments(text[body:close], tool)
             if mapping is None:
@@ -124,6 +133,31 @@ class ClineXmlFamily(CallFamily):
             + f"</{call.name}>"
             for call in calls
         )
+
+
+def parameter_elements(body: str) -> dict[str, str] | None:
+    """``<path>a.py</path><content>...</content>`` as raw values; None unless only parameter elements."""
+    values: dict[str, str] = {}
+    at = 0
+    while True:
+        opening = _PARAMETER_OPEN.match(body, at)
+        if opening is None:
+            return values if not body[at:].strip() else None
+        key = opening.group(1)
+        closer = re.compile(rf"</{re.escape(key)}>(?=\s*+(?:<[A-Za-z_][\w.\-]{{0,100}}>|\Z))")
+        close = closer.search(body, opening.end())
+        if close is None or key in values:
+            return None
+        values[key] = block_value(body[opening.end() : close.start()])
+        at = close.end()
+
+
+def block_value(raw: str) -> str:
+    """A parameter's text as Cline reads it: several lines keep their layout but the first and last
+    line break; one line is trimmed."""
+    inner = _LEADING_BREAK.sub("", raw, count=1)
+    inner = _TRAILING_BREAK.sub("", inner, count=1)
+    return inner if "\n" in inner else raw.strip()
 
 
 def yaml_arguments(body: str, tool: Any) -> dict[str, Any] | None:

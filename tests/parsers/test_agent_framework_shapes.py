@@ -1,0 +1,54 @@
+"""Call shapes agent frameworks read from plain text, each read from the framework's own definition.
+
+* Cline / Roo Code XML tool use: a parameter closes at the first closer of its name that the
+  next parameter or the end of the tool element follows (a file's text may hold that closer);
+  a value on lines of its own keeps its indentation, only the line break after the opening
+  tag and the one before the closer being layout; a one-line value is trimmed.
+
+Every shape has its negative (prose that mentions it is no call) and streams to the
+one-shot reading.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from utp.parsers import parse_response
+from utp.types import Tool
+
+from .conftest import assert_every_cut_matches, assert_stream_matches_under
+
+SAVE = Tool("save_page", parameters={"type": "object", "properties": {"target": {"type": "string"}, "body": {"type": "string"}}})
+OPEN = Tool("open_page", parameters={"type": "object", "properties": {"target": {"type": "string"}}})
+TOOLS = [SAVE, OPEN]
+
+
+def calls(text: str, tools: list[Tool] | None = TOOLS) -> list[tuple[str, dict]]:
+    return [(c.name, c.arguments) for c in parse_response(text, tools=tools).tool_calls]
+
+
+CLINE_VALUES = [
+    ("<save_page><target>notes.md</target><body>\n  - first\n    - nested\n</body></save_page>",
+     [("save_page", {"target": "notes.md", "body": "  - first\n    - nested"})]),
+    ("<save_page><target>x.html</target><body>\n<p>see </body> below</p>\n<p>end</p>\n</body></save_page>",
+     [("save_page", {"target": "x.html", "body": "<p>see </body> below</p>\n<p>end</p>"})]),
+    ("<save_page>\n<target>\n   a.txt   \n</target>\n<body>one line</body>\n</save_page>",
+     [("save_page", {"target": "a.txt", "body": "one line"})]),
+    ("Opening it. <open_page><target>  index.md </target></open_page> then more prose.",
+     [("open_page", {"target": "index.md"})]),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), CLINE_VALUES)
+def test_cline_values_keep_the_layout_cline_keeps(text: str, want: list) -> None:
+    assert calls(text) == want
+    assert_stream_matches_under(text, TOOLS, 3)
+
+
+def test_cline_value_holding_its_own_closer_streams_at_every_cut() -> None:
+    assert_every_cut_matches(CLINE_VALUES[1][0], TOOLS, 7)
+
+
+def test_cline_element_with_prose_after_a_parameter_closer_is_no_call() -> None:
+    text = "Write <open_page><target>a.md</target> and then explain it</open_page> in your reply."
+    assert calls(text) == []
