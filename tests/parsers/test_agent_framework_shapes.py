@@ -4,6 +4,9 @@
   next parameter or the end of the tool element follows (a file's text may hold that closer);
   a value on lines of its own keeps its indentation, only the line break after the opening
   tag and the one before the closer being layout; a one-line value is trimmed.
+* ReAct steps as LlamaIndex and crewAI read them: a description in parentheses after the
+  action's name (``Action: add (adds two numbers)``), a name in any script, and an input
+  object behind a constructor (``Tool({...})``) or Markdown emphasis (``** {...}``).
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -52,3 +55,36 @@ def test_cline_value_holding_its_own_closer_streams_at_every_cut() -> None:
 def test_cline_element_with_prose_after_a_parameter_closer_is_no_call() -> None:
     text = "Write <open_page><target>a.md</target> and then explain it</open_page> in your reply."
     assert calls(text) == []
+
+
+SUM = Tool("sum_up", parameters={"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}})
+KANJI = Tool("合計", parameters={"type": "object", "properties": {"x": {"type": "integer"}}})
+REACT_TOOLS = [SUM, KANJI]
+
+REACT_STEPS = [
+    ('Thought: adding.\nAction: sum_up (adds two integers)\nAction Input: {"x": 2, "y": 5}\n', [("sum_up", {"x": 2, "y": 5})]),
+    ('Action: 合計\n\nAction Input: {"x": 4}\nObservation:', [("合計", {"x": 4})]),
+    ('Thought: go\nAction: sum_up\nAction Input: Calculator({"x": 1,\n "y": 2})\n', [("sum_up", {"x": 1, "y": 2})]),
+    ('Action: sum_up\nAction Input: **{"x": 3, "y": 3}**\nObservation: 6', [("sum_up", {"x": 3, "y": 3})]),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), REACT_STEPS)
+def test_react_steps_as_llamaindex_and_crewai_read_them(text: str, want: list) -> None:
+    assert calls(text, REACT_TOOLS) == want
+    assert calls(text, None) == want
+    assert_stream_matches_under(text, REACT_TOOLS, 2)
+
+
+@pytest.mark.parametrize("index", [0, 2, 3])
+def test_react_wrapped_and_described_steps_stream_at_every_cut(index: int) -> None:
+    assert_every_cut_matches(REACT_STEPS[index][0], REACT_TOOLS, 9)
+
+
+@pytest.mark.parametrize("text", [
+    "Action: sum_up (adds two integers) was my plan, but I answered directly.",
+    "Action: sum_up (adds two integers)\nI decided against it.",
+    'Action: sum_up\nAction Input: see Calculator({"x": 1}) in the docs\n',
+])
+def test_prose_about_react_steps_is_no_call(text: str) -> None:
+    assert calls(text, REACT_TOOLS) == []

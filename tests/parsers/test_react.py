@@ -327,7 +327,9 @@ def test_prose_and_final_answers_stream_before_the_end(text: str, fmt: str) -> N
         ("Action: get_weather\nThe end.", True),  # prose for good
         ("Action: Final Answer\n", True),
         ("Action: Final Answer", False),  # "Final Answers_tool" may still come
-        ("Action: get weather (no)", True),
+        ("Action: get weather (no) and more", True),  # text after the description: prose
+        ("Action: add (adds two", False),  # a description being written
+        ("Action: add (adds two)", False),  # the input may still follow
     ],
 )
 def test_settled(text: str, decided: bool) -> None:

@@ -16,7 +16,9 @@ tool as one string; models given JSON schemas write a JSON object there. So:
 
 - The name is the rest of the ``Action:`` line, optionally in backticks or
   square brackets (``Action: [get_weather]``): an identifier that may hold
-  dots and hyphens, at most 120 characters. A name of several words is prose
+  dots and hyphens, in any script, at most 120 characters, maybe followed by a
+  description in parentheses (``Action: add (add two numbers)``: LlamaIndex's
+  parser reads the name up to the first blank or parenthesis). A name of several words is prose
   (``Action: none needed``) unless an offered tool has that name (up to case
   and spacing: LangChain examples name tools ``Current Search``).
   ``Final Answer`` (any case or spacing; ``Final_Answer`` too) is LangChain's
@@ -25,7 +27,9 @@ tool as one string; models given JSON schemas write a JSON object there. So:
   ``Action:`` line is prose. If the output ends first (a stream cut off, a
   token limit), that is reported TRUNCATED.
 - The input is a JSON value (read leniently, repairs recorded) or, as
-  LangChain's single-input tools take it, the rest of the line. An object is
+  LangChain's single-input tools take it, the rest of the line. An object may
+  sit behind a constructor (``Tool({...})``) or Markdown emphasis (``** {...}``),
+  whose closer then belongs to the call. An object is
   the arguments. Anything else goes to the tool's only parameter when the tool
   is offered with exactly one (a recorded repair); otherwise it is reported
   UNPARSEABLE, naming the tool: a parameter name is never invented. An empty
@@ -61,15 +65,19 @@ INPUT = "Action Input:"
 #: the longest tool name read (a longer "name" is prose)
 MAX_NAME = 120
 
-_NAME_TOKEN = r"[A-Za-z_][\w.\-]*+"
+_NAME_TOKEN = r"[^\W\d][\w.\-]*+"
 #: one identifier, or several separated by blanks (accepted only for an offered tool of that name)
 _NAME = rf"{_NAME_TOKEN}(?:[ \t]++{_NAME_TOKEN})*+"
+#: a description in parentheses after the name (``Action: add (add two numbers)``), as LlamaIndex
+#: prompts list tools and its parser reads the name up to the first blank or parenthesis
+_DESCRIPTION = r"(?:[ \t]*+\([^()\n]*+\))?+"
 #: the rest of the ``Action:`` line: the name, bare or in backticks or brackets, then the line's end
 _NAME_LINE = re.compile(
-    rf"[ \t]*+(?:`[ \t]*+({_NAME})[ \t]*+`|\[[ \t]*+({_NAME})[ \t]*+\]|({_NAME}))[ \t]*+(\r?\n|\r?\Z)"
+    rf"[ \t]*+(?:`[ \t]*+({_NAME})[ \t]*+`|\[[ \t]*+({_NAME})[ \t]*+\]|({_NAME})){_DESCRIPTION}[ \t]*+(\r?\n|\r?\Z)"
 )
-#: the output ends while the name line could still become one (inside the brackets, or before the name)
-_NAME_LINE_OPEN = re.compile(rf"[ \t]*+(?:[`\[][ \t]*+(?:({_NAME})[ \t]*+)?+)?+\r?\Z")
+#: the output ends while the name line could still become one (inside the brackets, before the name,
+#: or inside the description after it)
+_NAME_LINE_OPEN = re.compile(rf"[ \t]*+(?:[`\[][ \t]*+(?:({_NAME})[ \t]*+)?+|({_NAME})[ \t]*+\([^()\n]*+)?+\r?\Z")
 _INPUT_KEY = re.compile(r"Action[ \t]*+[Ii]nput[ \t]*+:")
 #: the output ends inside ``Action Input:`` (each letter optional after the previous one)
 _INPUT_KEY_OPEN = re.compile(r"A(?:c(?:t(?:i(?:o(?:n[ \t]*+(?:[Ii](?:n(?:p(?:u(?:t[ \t]*+)?)?)?)?)?)?)?)?)?)?\Z")
@@ -78,6 +86,9 @@ _KEYWORD = r"(?:Thought|Action(?:[ \t]*+[Ii]nput)?+|Observation|Final[ \t]*+Answ
 _KEYWORD_RE = re.compile(_KEYWORD)
 #: a line opening with a step keyword: broken JSON is read no further than the next one
 _KEYWORD_LINE = re.compile(rf"^[^\S\n]*+{_KEYWORD}", re.M)
+#: what some agents write around an input object: a constructor (LlamaIndex tests' ``QueryEngineTool({...})``)
+#: or Markdown emphasis (``** {...}``, which crewAI's JSON repair reads past); group 1 the constructor's name
+_WRAPPER = re.compile(r"(?:([^\W\d][\w.]{0,100}+)\(|([*_`]{1,3}))[ \t]*+(?=\{)")
 _BLANKS = re.compile(r"[ \t]*+")
 _NAME_SEPARATORS = re.compile(r"[\s_\-]+")
 _SPACE = re.compile(r"\s*+")  # exactly what str.isspace() accepts
@@ -88,7 +99,7 @@ _JSON_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|fal
 #: (or the start of it at the end) on the next non-blank line, with no step keyword in its value's place.
 #: A necessary condition of ``extract``, so a flood of ``Action:`` lines never reaches Python code
 _HEAD = (
-    r"[ \t]*+[`\[]?+[ \t]*+(?:\r?\Z|[A-Za-z_][\w.\- \t]*+[`\]]?+[ \t]*+"
+    r"[ \t]*+[`\[]?+[ \t]*+(?:\r?\Z|[^\W\d][\w.\- \t]*+(?:\([^()\n]*+(?:\)|\Z))?+[`\]]?+[ \t]*+"
     r"(?:\r?\Z|\r?\n\s*+(?:\Z|A[A-Za-z \t]*+\Z|Action[ \t]*+[Ii]nput[ \t]*+:[ \t]*+(?:[\r\n]|\Z|(?!" + _KEYWORD + ")))))"
 )
 
@@ -171,9 +182,10 @@ def read_step(text: str, pos: int) -> _Step | None:
     line = _NAME_LINE.match(text, at)
     if line is None:
         opened = _NAME_LINE_OPEN.match(text, at)
-        if opened is None or len(opened.group(1) or "") > MAX_NAME:
+        so_far = opened.group(1) or opened.group(2) or "" if opened is not None else ""
+        if opened is None or len(so_far) > MAX_NAME:
             return None
-        return _Step(opened.group(1) or "", open=True)
+        return _Step(so_far, open=True)
     name = line.group(1) or line.group(2) or line.group(3)
     if len(name) > MAX_NAME:
         return None
@@ -210,7 +222,24 @@ def _read_input(text: str, after_key: int, step: _Step) -> _Step | None:
         return None  # a step keyword where the input belongs: not a call
     if text[at] in "{[":
         return _read_json(text, at, step)
+    wrapper = _WRAPPER.match(text, at)
+    if wrapper is not None:
+        return _read_wrapped(text, wrapper, step)
     return _read_line(text, at, step)
+
+
+def _read_wrapped(text: str, wrapper: re.Match[str], step: _Step) -> _Step:
+    """A JSON object behind a constructor call or emphasis marks; the wrapper's closer, when written, is the call's."""
+    step = _read_json(text, wrapper.end(), step)
+    if step.kind == "broken":
+        return step
+    closer = ")" if wrapper.group(1) else wrapper.group(2)
+    after = _BLANKS.match(text, step.end).end()
+    if after == len(text) or closer.startswith(text[after:]):
+        step.final = False  # the wrapper's closer may still come
+    elif text.startswith(closer, after):
+        step.end = after + len(closer)
+    return step
 
 
 def _read_json(text: str, at: int, step: _Step) -> _Step:
