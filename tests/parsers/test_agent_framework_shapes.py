@@ -7,6 +7,9 @@
 * ReAct steps as LlamaIndex and crewAI read them: a description in parentheses after the
   action's name (``Action: add (adds two numbers)``), a name in any script, and an input
   object behind a constructor (``Tool({...})``) or Markdown emphasis (``** {...}``).
+* camel-ai's MCP call object ``{"server_idx": 0, "tool_name": ..., "tool_args": {...}}``: the
+  server index is routing beside the call, like an id; in a sentence, the object may be a
+  Python dict as ``repr`` prints it (an offered tool's name).
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -88,3 +91,30 @@ def test_react_wrapped_and_described_steps_stream_at_every_cut(index: int) -> No
 ])
 def test_prose_about_react_steps_is_no_call(text: str) -> None:
     assert calls(text, REACT_TOOLS) == []
+
+
+MCP_CALLS = [
+    ('Calling it now:\n```json\n{"server_idx": 1, "tool_name": "open_page", "tool_args": {"target": "a.md"}}\n```',
+     [("open_page", {"target": "a.md"})]),
+    ('Sending {"server_idx": 0, "tool_name": "open_page",\n  "tool_args": {"target": "b.md"}} to the server.',
+     [("open_page", {"target": "b.md"})]),
+    ("Sending {'server_name': 'docs', 'tool_name': 'save_page', 'tool_args': {'target': 'c.md', 'body': 'Hi'}} now",
+     [("save_page", {"target": "c.md", "body": "Hi"})]),
+    ('Both: [{"server_idx": 0, "tool_name": "open_page", "tool_args": {"target": "x"}}, {"server_idx": 2, "tool_name": "open_page", "tool_args": {"target": "y"}}]',
+     [("open_page", {"target": "x"}), ("open_page", {"target": "y"})]),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), MCP_CALLS)
+def test_mcp_call_objects_with_their_server_index(text: str, want: list) -> None:
+    assert calls(text) == want
+    assert_stream_matches_under(text, TOOLS, 4)
+
+
+@pytest.mark.parametrize("text", [
+    "Sending {'server_idx': 0, 'tool_name': 'reboot', 'tool_args': {}} is what an admin would do.",
+    'The server said {"server_idx": 0, "tool_name": "open_page", "tool_args": {"target": "b.md"}, "status": "done"}.',
+    "Sending {'server_idx': 0, 'tool_name': 'open_page', 'tool_args': {'target': 'b.md',}} broken.",
+])
+def test_mcp_shaped_prose_is_no_call(text: str) -> None:
+    assert calls(text) == []

@@ -20,6 +20,10 @@ NAME_KEYS = ("name", "tool_name", "function_name", "tool", "function", "recipien
 ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "params", "kwargs", "argument", "tool_args", "tool_arguments", "function_args", "function_arguments")
 #: keys that may sit next to name/arguments without making the object something else
 _META_KEYS = {"id", "type", "index", "call_id", "tool_call_id"}
+#: which MCP server the tool lives on: camel-ai's MCP agent writes ``server_idx`` before ``tool_name``
+#: and ``tool_args``; routing, not an argument, so it may sit beside them as the ids do
+ROUTING_KEYS = frozenset({"server_idx", "server_id", "server_name"})
+_META_KEYS |= ROUTING_KEYS
 #: keys of an object that carries a list of calls: xLAM v1's ``{"thought": ..., "tool_calls": [...]}``,
 #: a model echoing an OpenAI message (``{"role": "assistant", "tool_calls": [...]}``)
 CALL_LIST_KEYS = ("tool_calls", "function_calls")

@@ -21,7 +21,8 @@ offered tool. Calls after the first may follow separated by ``;`` or lines.
 Where the tools are offered, what names one of them settles more:
 
 * a call object (or a list of them) in the middle of a sentence is a call when
-  it reads as valid JSON with an arguments key and names an offered tool;
+  it reads as valid JSON (or a Python dict as ``repr`` prints it) with an
+  arguments key and names an offered tool;
 * an object with one key holding a list of calls (a "plan": ``{"plan":
   [{"name": ..., "arguments": ...}, ...]}``) is those calls when every one of
   them names an offered tool.
@@ -37,9 +38,10 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
-from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, build_call, calls_from_value, skip_ws, unparseable
+from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, ROUTING_KEYS, build_call, calls_from_value, skip_ws, unparseable
 from utp.parsers.taggedjson import salvage_list
 from utp.parsers.familykit import MAX_CLOSERS_INSIDE, read_json_at
+from utp.parsers.jsonlenient import PYTHON_LITERALS, SINGLE_QUOTES
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
 from utp.parsers.names import names_offered_tool_at, resolve_name
 from utp.parsers.reasoning import REASONING_CLOSERS, call_list_starts
@@ -48,7 +50,7 @@ from utp.types import Diagnostic, DiagnosticKind, ToolCall
 _OBJECT_START = re.compile(r"\{\s*\\?[\"']?([A-Za-z_][\w\-]*)")
 _LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
 #: keys a call object (or a ``tool_calls`` wrapper: xLAM v1 puts its "thought" first) may open with
-_CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS) | {"arguments", "parameters", "args", "input", "type", "id", "thought", "role"}
+_CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS) | ROUTING_KEYS | {"arguments", "parameters", "args", "input", "type", "id", "thought", "role"}
 #: LangChain's agent blob opens with one of these: only quoted (``{Action: ...`` is ReAct prose)
 _QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY})
 #: ``_OBJECT_START`` with a call key, as a lookahead; the cheap character checks come first
@@ -134,7 +136,7 @@ class JsonFamily(CallFamily):
             found = _plan_calls(value, self.name, text[pos:end], repairs, ctx)
             placement = placement[len("plan_") :]
         elif placement == "inline":
-            found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=True) if known and not repairs else None
+            found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=True) if known and _as_written(repairs) else None
             if found is not None and not all(_offered(call, ctx) for call in found[0]):
                 return None
         else:
@@ -341,6 +343,11 @@ def _lenient_end(text: str, pos: int) -> int:
     return len(text)
 
 
+def _as_written(repairs: list[str]) -> bool:
+    """Read without a guess: valid JSON, or a Python dict literal as ``repr`` prints one (its quotes and literals)."""
+    return all(repair in _PYTHON_REPR for repair in repairs)
+
+
 def _offered(call: ToolCall, ctx: ParseContext) -> bool:
     return ctx.has_tools and resolve_name(call.name, ctx).known
 
@@ -368,5 +375,7 @@ def _plan_may_start(text: str, pos: int) -> bool:
     return partial is not None and partial.end() == len(text)
 
 
+#: the repairs that read a Python literal as printed, not a damaged value
+_PYTHON_REPR = frozenset((SINGLE_QUOTES, PYTHON_LITERALS))
 #: the triggers that are not an offered tool's name
 _OWN = frozenset(t.text for t in JsonFamily.declared_triggers)
