@@ -10,6 +10,7 @@
 * camel-ai's MCP call object ``{"server_idx": 0, "tool_name": ..., "tool_args": {...}}``: the
   server index is routing beside the call, like an id; in a sentence, the object may be a
   Python dict as ``repr`` prints it (an offered tool's name).
+* Text Generation Inference's grammar-forced call ``{"function": {"_name": NAME, **arguments}}``.
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -118,3 +119,17 @@ def test_mcp_call_objects_with_their_server_index(text: str, want: list) -> None
 ])
 def test_mcp_shaped_prose_is_no_call(text: str) -> None:
     assert calls(text) == []
+
+
+TGI_CALL = '{"function": {"_name": "save_page", "target": "d.md", "body": "text"}}'
+
+
+@pytest.mark.parametrize("tools", [TOOLS, None])
+def test_tgi_grammar_call_is_its_name_and_the_arguments_beside_it(tools: list[Tool] | None) -> None:
+    assert calls(TGI_CALL, tools) == [("save_page", {"target": "d.md", "body": "text"})]
+    assert_every_cut_matches(TGI_CALL, tools, 7)
+
+
+def test_tgi_shaped_json_in_prose_is_no_call() -> None:
+    text = 'TGI constrains output to {"function": {"_name": "reboot", "now": true}} when tools are given.'
+    assert calls(text) == [] and calls(text, None) == []

@@ -32,6 +32,9 @@ CALL_LIST_KEYS = ("tool_calls", "function_calls")
 CALL_WRAPPER_KEYS = ("function_call", "tool_call")
 #: what may sit beside that list without making the object something else
 _CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "role", "type", "id"}
+#: Text Generation Inference's tool grammar makes the model write ``{"function": {"_name": NAME,
+#: **arguments}}`` (its "_name" cannot clash with an argument called "name")
+TGI_NAME_KEY = "_name"
 #: LangChain's JSON agent blob ``{"action": NAME, "action_input": ARGS}`` (its JSON chat and
 #: structured chat agents): a call only when both keys are there, as that parser requires
 AGENT_ACTION_KEY, AGENT_INPUT_KEY = "action", "action_input"
@@ -62,7 +65,8 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
 
     Accepted: ``{"name", "arguments"|"parameters"|...}``, the OpenAI item
     ``{"type": "function", "function": {...}}``, ``{"function": {"name", ...}}``,
-    ``{"function": "NAME", "arguments": ...}``, ``{"tool": ..., "args": ...}`` and
+    ``{"function": "NAME", "arguments": ...}``, TGI's ``{"function": {"_name": NAME, **arguments}}``,
+    ``{"tool": ..., "args": ...}`` and
     LangChain's agent blob ``{"action": NAME, "action_input": ...}`` (whose
     ``"Final Answer"`` action is an answer, not a call). Extra keys besides ids
     and types make it something else (an answer that happens to have a
@@ -85,7 +89,10 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
     keys = {(k.strip().lower() if type(k) is str else ""): k for k in obj}
     inner_key = keys.get("function")
     if inner_key is not None and type(obj[inner_key]) is dict and len(keys.keys() - _META_KEYS) == 1:
-        return split_call_object(obj[inner_key], require_arguments)
+        inner = obj[inner_key]
+        if type(inner.get(TGI_NAME_KEY)) is str:  # TGI's grammar: the arguments beside the name
+            return _checked_name(inner[TGI_NAME_KEY], {k: v for k, v in inner.items() if k != TGI_NAME_KEY})
+        return split_call_object(inner, require_arguments)
     if AGENT_INPUT_KEY in keys and keys.keys() - _META_KEYS == _AGENT_KEYS:
         return _agent_action(obj[keys[AGENT_ACTION_KEY]], obj[keys[AGENT_INPUT_KEY]])
     if is_tool_definition(obj):
