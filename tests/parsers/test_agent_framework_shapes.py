@@ -130,6 +130,11 @@ def test_tgi_grammar_call_is_its_name_and_the_arguments_beside_it(tools: list[To
     assert_every_cut_matches(TGI_CALL, tools, 7)
 
 
+@pytest.mark.parametrize("tools", [TOOLS, None])
+def test_tgi_no_tool_is_the_answer_not_a_call(tools: list[Tool] | None) -> None:
+    assert calls('{"function": {"_name": "no_tool", "content": "Hello there."}}', tools) == []
+
+
 def test_tgi_shaped_json_in_prose_is_no_call() -> None:
     text = 'TGI constrains output to {"function": {"_name": "reboot", "now": true}} when tools are given.'
     assert calls(text) == [] and calls(text, None) == []

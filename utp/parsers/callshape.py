@@ -35,6 +35,8 @@ _CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "role", "type"
 #: Text Generation Inference's tool grammar makes the model write ``{"function": {"_name": NAME,
 #: **arguments}}`` (its "_name" cannot clash with an argument called "name")
 TGI_NAME_KEY = "_name"
+#: the pseudo-tool TGI adds to that grammar for "no call, here is the answer" (its ``content``)
+TGI_NO_TOOL = "no_tool"
 #: LangChain's JSON agent blob ``{"action": NAME, "action_input": ARGS}`` (its JSON chat and
 #: structured chat agents): a call only when both keys are there, as that parser requires
 AGENT_ACTION_KEY, AGENT_INPUT_KEY = "action", "action_input"
@@ -91,6 +93,8 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
     if inner_key is not None and type(obj[inner_key]) is dict and len(keys.keys() - _META_KEYS) == 1:
         inner = obj[inner_key]
         if type(inner.get(TGI_NAME_KEY)) is str:  # TGI's grammar: the arguments beside the name
+            if inner[TGI_NAME_KEY] == TGI_NO_TOOL:
+                return None
             return _checked_name(inner[TGI_NAME_KEY], {k: v for k, v in inner.items() if k != TGI_NAME_KEY})
         return split_call_object(inner, require_arguments)
     if AGENT_INPUT_KEY in keys and keys.keys() - _META_KEYS == _AGENT_KEYS:
