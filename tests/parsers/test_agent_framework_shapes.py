@@ -11,6 +11,8 @@
   server index is routing beside the call, like an id; in a sentence, the object may be a
   Python dict as ``repr`` prints it (an offered tool's name).
 * Text Generation Inference's grammar-forced call ``{"function": {"_name": NAME, **arguments}}``.
+* DSPy's ChatAdapter ``tool_calls`` field: ``[[ ## tool_calls ## ]]`` then the calls as JSON or a
+  Python literal, without the tools offered too (the marker is exact).
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -137,4 +139,30 @@ def test_tgi_no_tool_is_the_answer_not_a_call(tools: list[Tool] | None) -> None:
 
 def test_tgi_shaped_json_in_prose_is_no_call() -> None:
     text = 'TGI constrains output to {"function": {"_name": "reboot", "now": true}} when tools are given.'
+    assert calls(text) == [] and calls(text, None) == []
+
+
+DSPY_FIELDS = [
+    "[[ ## tool_calls ## ]]\n[{'name': 'open_page', 'args': {'target': 'e.md'}}]\n\n[[ ## completed ## ]]",
+    '[[ ## next_thought ## ]]\nRead it.\n\n[[ ## tool_calls ## ]]\n{"name": "open_page", "args": {"target": "e.md"}}',
+    '[[ ## tool_calls ## ]]\n{"tool_calls": [{"name": "open_page", "args": {"target": "e.md"}}]}\n',
+]
+
+
+@pytest.mark.parametrize("text", DSPY_FIELDS)
+@pytest.mark.parametrize("tools", [TOOLS, None])
+def test_dspy_tool_calls_field_is_the_calls(text: str, tools: list[Tool] | None) -> None:
+    parsed = parse_response(text, tools=tools)
+    assert [(c.name, c.arguments, c.format) for c in parsed.tool_calls] == [("open_page", {"target": "e.md"}, "dspy")]
+    assert "tool_calls ##" not in parsed.content
+    assert_every_cut_matches(text, tools, 11)
+
+
+@pytest.mark.parametrize("text", [
+    "DSPy writes a [[ ## tool_calls ## ]] field before the calls.",
+    "[[ ## tool_calls ## ]]\nNone needed.\n\n[[ ## completed ## ]]",
+    '[[ ## tool_calls ## ]]\n{"city": "Paris"}',
+    "The field [[ ## tool_calls ## ]] is followed by a list such as [one, two].",
+])
+def test_prose_about_the_dspy_field_is_no_call(text: str) -> None:
     assert calls(text) == [] and calls(text, None) == []
