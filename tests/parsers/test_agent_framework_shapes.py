@@ -9,7 +9,8 @@
   object behind a constructor (``Tool({...})``) or Markdown emphasis (``** {...}``).
 * camel-ai's MCP call object ``{"server_idx": 0, "tool_name": ..., "tool_args": {...}}``: the
   server index is routing beside the call, like an id; in a sentence, the object may be a
-  Python dict as ``repr`` prints it (an offered tool's name).
+  Python dict as ``repr`` prints it (an offered tool's name); in a ```` ```yaml ```` fence, the
+  same shape as a YAML mapping, for offered tools.
 * Text Generation Inference's grammar-forced call ``{"function": {"_name": NAME, **arguments}}``.
 * DSPy's ChatAdapter ``tool_calls`` field: ``[[ ## tool_calls ## ]]`` then the calls as JSON or a
   Python literal, without the tools offered too (the marker is exact).
@@ -166,3 +167,26 @@ def test_dspy_tool_calls_field_is_the_calls(text: str, tools: list[Tool] | None)
 ])
 def test_prose_about_the_dspy_field_is_no_call(text: str) -> None:
     assert calls(text) == [] and calls(text, None) == []
+
+
+YAML_FENCES = [
+    "Here is the call:\n```yaml\nserver_idx: 0\ntool_name: open_page\ntool_args:\n  target: f.md\n```\n",
+    "```yml\n- name: open_page\n  arguments:\n    target: f.md\n```",
+]
+
+
+@pytest.mark.parametrize("text", YAML_FENCES)
+def test_a_yaml_fence_shaped_like_a_call_to_an_offered_tool_is_that_call(text: str) -> None:
+    assert calls(text) == [("open_page", {"target": "f.md"})]
+    assert calls(text, None) == []
+    assert_every_cut_matches(text, TOOLS, 9)
+
+
+@pytest.mark.parametrize("text", [
+    "Config:\n```yaml\nname: open_page\nversion: 2\n```\n",
+    "```yaml\ntool_name: reboot\ntool_args:\n  now: true\n```",
+    "For example:\n```yaml\ntool_name: open_page\ntool_args:\n  target: f.md\n```\nwould call it, but I will not.",
+    "```yaml\ntool_name: open_page\ntool_args:\n  target: 2024-01-02\n```",
+])
+def test_yaml_fences_that_are_data_are_no_call(text: str) -> None:
+    assert calls(text) == []

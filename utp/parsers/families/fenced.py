@@ -7,13 +7,18 @@ call-shaped JSON (one object or a list) *and* the label says so
 (``tool_call``, ``tool_code``, ``function_call``...) or the fence is the whole
 response's point: it starts or ends the content. Under any other label
 (```` ```xml ````) call JSON is a call only when the fence is the whole
-answer and every name is an offered tool's. Python-style bodies in
+answer and every name is an offered tool's. A ```` ```yaml ```` fence (camel-ai's
+MCP agent reads calls written so) is a call, placed as a JSON fence, when its
+body is a YAML mapping (or list of them) shaped like call JSON, with its
+arguments key, and every name is an offered tool's. Python-style bodies in
 ```` ```tool_code ```` fences belong to the pythonic family, not here.
 """
 
 from __future__ import annotations
 
 import json
+
+import yaml
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
@@ -29,6 +34,8 @@ FENCE = "```"
 CALL_LABELS = frozenset({"tool_call", "tool_calls", "tool_code", "function_call", "function_calls", "tool_use", "tool", "functions"})
 #: labels that allow a call when the placement says so
 DATA_LABELS = frozenset({"", "json", "json5", "jsonc"})
+#: labels of a YAML body: read as the same call shapes, only for offered tools
+YAML_LABELS = frozenset({"yaml", "yml"})
 
 #: a fence right after reasoning opens the answer
 
@@ -40,7 +47,7 @@ class FencedFamily(CallFamily):
     #: an info string on the fence's line, then a body opening with ``{`` or ``[`` (scan lookahead)
     #: possessive: giving back cannot make a newline; no backtick, as in CommonMark's info string
     #: (``_label`` refuses one), so a run of backticks fails at its first character
-    declared_triggers = static_triggers((FENCE,), {FENCE: r"[^\n`]{0,60}+\n\s*+[{\[]"})
+    declared_triggers = static_triggers((FENCE,), {FENCE: r"(?:[^\n`]{0,60}+\n\s*+[{\[]|[ \t]*+(?i:ya?ml)[ \t]*+\n)"})
     aliases = ("markdown", "fenced_json", "code_block")
     summary = "```json fenced call JSON (also ```tool_call / ```tool_code labels)"
 
@@ -52,10 +59,12 @@ class FencedFamily(CallFamily):
         body_end = close if close >= 0 else len(text)
         end = close + len(FENCE) if close >= 0 else len(text)
         # any other label (``xml``, ``text``): only a fence that is the whole answer, calling offered tools
-        mislabelled = label not in CALL_LABELS and label not in DATA_LABELS
+        mislabelled = label not in CALL_LABELS and label not in DATA_LABELS and label not in YAML_LABELS
         if mislabelled and not (close >= 0 and ctx.has_tools and _starts_content(text, pos) and not text[end:].strip()):
             return None
         body = text[body_start:body_end]
+        if label in YAML_LABELS:
+            return self._yaml_calls(text, pos, body, end, ctx) if close >= 0 else None
         first = skip_ws(body, 0)
         if first >= len(body) or body[first] not in "{[":
             return None
@@ -74,11 +83,28 @@ class FencedFamily(CallFamily):
             return None
         return Extraction(end, found[0], found[1])
 
+    def _yaml_calls(self, text: str, pos: int, body: str, end: int, ctx: ParseContext) -> Extraction | None:
+        """A closed YAML fence placed as a call, whose mapping is call-shaped and names offered tools."""
+        if not (_starts_content(text, pos) or not text[end:].strip() or _between_sentences(text, pos, end)):
+            return None
+        try:
+            value = yaml.safe_load(body)
+            json.dumps(value)  # dates and other non-JSON scalars: not arguments as written
+        except (yaml.YAMLError, TypeError, ValueError):
+            return None
+        found = calls_from_value(value, self.name, body.strip(), [], require_arguments=True)
+        if found is None or not found[0] or not all(names_offered_tool(call.name, ctx) for call in found[0]):
+            return None
+        return Extraction(end, found[0], found[1])
+
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         label, body_start = _label(text, pos)
         if label is None:
             return "\n" in text[pos : pos + 64] or len(text) - pos > 64
         first = skip_ws(text, body_start)
+        if label in YAML_LABELS:
+            close = _closing_fence(text, body_start)
+            return close >= 0 and bool(text[close + len(FENCE) :].strip())
         if first < len(text) and text[first] not in "{[":
             return True
         close = _closing_fence(text, body_start)
