@@ -14,6 +14,8 @@
 * Text Generation Inference's grammar-forced call ``{"function": {"_name": NAME, **arguments}}``.
 * DSPy's ChatAdapter ``tool_calls`` field: ``[[ ## tool_calls ## ]]`` then the calls as JSON or a
   Python literal, without the tools offered too (the marker is exact).
+* A call object that says it is one (``"type": "tool_call"``) with only a name: a call without
+  arguments even when no tools are offered.
 
 Every shape has its negative (prose that mentions it is no call) and streams to the
 one-shot reading.
@@ -190,3 +192,18 @@ def test_a_yaml_fence_shaped_like_a_call_to_an_offered_tool_is_that_call(text: s
 ])
 def test_yaml_fences_that_are_data_are_no_call(text: str) -> None:
     assert calls(text) == []
+
+
+@pytest.mark.parametrize("kind", ["tool_call", "function_call", "tool_use"])
+def test_an_object_typed_as_a_call_with_only_a_name_is_a_call(kind: str) -> None:
+    text = f'{{"type": "{kind}", "name": "open_page"}}'
+    assert calls(text, None) == [("open_page", {})]
+    assert_every_cut_matches(text, None, 5)
+
+
+@pytest.mark.parametrize("text", [
+    '{"type": "message", "name": "open_page"}',
+    'The log line {"type": "tool_call", "name": "open_page"} shows the event.',
+])
+def test_a_name_alone_without_a_call_type_is_no_call(text: str) -> None:
+    assert calls(text, None) == []

@@ -24,6 +24,8 @@ _META_KEYS = {"id", "type", "index", "call_id", "tool_call_id"}
 #: and ``tool_args``; routing, not an argument, so it may sit beside them as the ids do
 ROUTING_KEYS = frozenset({"server_idx", "server_id", "server_name"})
 _META_KEYS |= ROUTING_KEYS
+#: ``"type"`` values by which an object says it is a call: then a name alone is a call without arguments
+CALL_TYPES = frozenset({"tool_call", "function_call", "tool_use"})
 #: keys of an object that carries a list of calls: xLAM v1's ``{"thought": ..., "tool_calls": [...]}``,
 #: a model echoing an OpenAI message (``{"role": "assistant", "tool_calls": [...]}``)
 CALL_LIST_KEYS = ("tool_calls", "function_calls")
@@ -112,7 +114,8 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
     if arg_key is None and arg_keys:
         return None  # two argument keys holding different values: which one the model meant is a guess
     if arg_key is None:
-        return None if require_arguments else _checked_name(obj[name_key], {})
+        declared = obj.get(keys.get("type", "type")) in CALL_TYPES
+        return None if require_arguments and not declared else _checked_name(obj[name_key], {})
     return _checked_name(obj[name_key], obj[arg_key])
 
 
