@@ -101,7 +101,8 @@ def signed_points(share: float) -> str:
 
 def points_span(difference: float, low: float, high: float) -> str:
     """``+15 points [-6, +35]``: a difference of two rates with its interval, as every report writes it."""
-    return f"{signed_points(difference)} points [{signed_points(low)}, {signed_points(high)}]"
+    unit = "point" if abs(round(difference * 100)) == 1 else "points"
+    return f"{signed_points(difference)} {unit} [{signed_points(low)}, {signed_points(high)}]"
 
 
 def lift_cell(lift: Mapping[str, Any] | None) -> str:

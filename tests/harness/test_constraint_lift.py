@@ -93,3 +93,12 @@ def test_the_report_and_its_verdict_carry_the_lift() -> None:
     assert lift_cell(report["constraint_lift"]).startswith("-31 points [")
     assert lift_cell(report["constraint_lift"]).endswith("vs prompt-hermes")
     assert lift_cell(None) == "not measured"
+
+
+def test_a_difference_of_one_point_is_written_in_the_singular() -> None:
+    from harness.reporting.constraint import points_span
+
+    assert points_span(0.01, -0.12, 0.14) == "+1 point [-12, +14]"
+    assert points_span(-0.011, -0.2, 0.1) == "-1 point [-20, +10]"
+    assert points_span(0.02, -0.1, 0.1) == "+2 points [-10, +10]"
+    assert points_span(0.0, -0.1, 0.1) == "0 points [-10, +10]"
