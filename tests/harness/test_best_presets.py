@@ -7,6 +7,7 @@ from pathlib import Path
 
 from harness.stats import rank_formats
 from harness.tuning import best_presets
+from utp.formats import PRESETS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,8 +20,8 @@ def test_ranks_like_the_committed_report() -> None:
 
 def test_excluded_presets_and_other_suites_are_left_out() -> None:
     results = ROOT / "reports" / "results"
-    everything = best_presets("local:smollm2-135m", 12, suite_prefix="", results_dirs=results)
+    everything = best_presets("local:smollm2-135m", len(PRESETS), suite_prefix="", results_dirs=results)
     first = everything[0]
-    without = best_presets("local:smollm2-135m", 12, suite_prefix="", exclude=[first], results_dirs=results)
+    without = best_presets("local:smollm2-135m", len(PRESETS), suite_prefix="", exclude=[first], results_dirs=results)
     assert first not in without and without == everything[1:]
     assert best_presets("local:smollm2-135m", 3, suite_prefix="no-such-suite/", results_dirs=results) == []
