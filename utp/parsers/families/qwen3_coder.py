@@ -349,7 +349,7 @@ class _ParameterReader:
             raw = strip_one_newline(unindented(text[value_start:exact]))
             if inline is not None and not raw.strip():
                 raw = inline
-            self.arguments[key] = typed_value(raw, property_schema(self.tool, key), untyped="string")
+            self.arguments[key] = typed_value(raw, property_schema(self.tool, key), untyped="json")
             return exact + len(PARAMETER_END)
         close = _PARAMETER_CLOSE.search(text, value_start, limit)
         if close is None:
@@ -460,4 +460,4 @@ class _ParameterReader:
             self.repairs.append(f"{close.group().strip()!r} read as </parameter> after parameter {key!r}")
 
     def _keep(self, key: str, raw: str) -> None:
-        self.arguments[key] = typed_value(raw, property_schema(self.tool, key), untyped="string")
+        self.arguments[key] = typed_value(raw, property_schema(self.tool, key), untyped="json")
