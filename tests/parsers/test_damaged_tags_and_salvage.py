@@ -13,6 +13,9 @@
   ``</parameter/>`` or missing its ``>`` (tag damage seen on Qwen3.5/3.6 quantisations).
 * GLM-4.7 leaving out ``<arg_value>``: ``<arg_key>query</arg_key>how many vacation days left</arg_value>``
   (raw sampled tokens in vllm-project/vllm#49248).
+* Claude-style and DSML invokes whose ``</parameter>`` (and ``</invoke>``) were left out before
+  the next parameter or invoke tag (DeepSeek V4's damaged DSML, as a coding agent's
+  normalisation tests transcribe it): the value ends at the next tag.
 * A JSON call list with one member that never closes (``{"city": "Paris"}, {"name": ...``)
   and a bare call object missing its last brace before the next call's line: the broken
   one is read with its closers supplied, its siblings are kept.
@@ -72,6 +75,28 @@ TAG_DAMAGE = [
     (wrapped("<parameter=query>\nrust\n</parameter\n<parameter=limit>\n10\n</parameter>", "search"), ("search", {"query": "rust", "limit": 10})),
     ('<tool_call>\n<function="bash">\n<parameter=command>\npwd\n</parameter>\n</function>\n</tool_call>', ("bash", {"command": "pwd"})),
 ]
+
+INVOKE_CLOSERS_LEFT_OUT = [
+    ('<function_calls>\n<invoke name="search">\n<parameter name="query">rust lifetimes\n<parameter name="limit">5</parameter>\n'
+     "</invoke>\n</function_calls>", [("search", {"query": "rust lifetimes", "limit": 5})]),
+    ('<\uff5cDSML\uff5ctool_calls>\n<\uff5cDSML\uff5cinvoke name="read_file">\n'
+     '<\uff5cDSML\uff5cparameter name="path" string="true">/srv/notes.md\n'
+     '<\uff5cDSML\uff5cinvoke name="search">\n<\uff5cDSML\uff5cparameter name="query" string="true">todo</\uff5cDSML\uff5cparameter>\n'
+     "<\uff5cDSML\uff5cparameter name=\"limit\" string=\"false\">3\n</\uff5cDSML\uff5cinvoke>\n</\uff5cDSML\uff5ctool_calls>",
+     [("read_file", {"path": "/srv/notes.md"}), ("search", {"query": "todo", "limit": 3})]),
+    ('<|DSML|tool_calls>\n<invoke name="read_file">\n<parameter name="path" string="true">/srv/a.txt\n'
+     '<invoke name="bash">\n<parameter name="command" string="true">wc -l /srv/a.txt</parameter>\n</invoke>\n</|DSML|tool_calls>',
+     [("read_file", {"path": "/srv/a.txt"}), ("bash", {"command": "wc -l /srv/a.txt"})]),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), INVOKE_CLOSERS_LEFT_OUT)
+def test_invoke_value_whose_closer_was_left_out_ends_at_the_next_tag(text: str, want: list) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == want
+    assert any("missing" in r for r in parsed.tool_calls[0].repairs)
+    assert calls(text, tools=None) == want
+
 
 GLM_NO_VALUE_OPENER = [
     ("<tool_call>search<arg_key>query</arg_key>how many vacation days left</arg_value></tool_call>",
@@ -142,6 +167,7 @@ NEGATIVES = [
     "GLM closes a value with </arg_value>, as in <arg_key>query</arg_key> then the value.",
     "A list like [{\"a\": 1}, {\"b\": 2}] is data, and so is {\"name\": \"Ada\", \"age\": 3}.",
     "<function=read_file> takes <parameter>path</parameter> as its only argument.",
+    'Inside <invoke name="search"> each <parameter name="query"> needs its own closing tag.',
 ]
 
 
@@ -151,14 +177,14 @@ def test_prose_about_the_shapes_is_no_call(text: str) -> None:
     assert calls(text, tools=None) == []
 
 
-@pytest.mark.parametrize("text", [t for t, _ in NAMELESS + TAG_DAMAGE + GLM_NO_VALUE_OPENER] + [t for t, _ in SALVAGE] + NEGATIVES)
+@pytest.mark.parametrize("text", [t for t, _ in NAMELESS + TAG_DAMAGE + GLM_NO_VALUE_OPENER] + [t for t, _ in SALVAGE + INVOKE_CLOSERS_LEFT_OUT] + NEGATIVES)
 def test_streams_to_the_one_shot_reading(text: str) -> None:
     assert_stream_matches(text)
 
 
 @pytest.mark.parametrize(
     "text",
-    [NAMELESS[0][0], TAG_DAMAGE[1][0], GLM_NO_VALUE_OPENER[0][0], SALVAGE[0][0], SALVAGE[3][0]],
+    [NAMELESS[0][0], TAG_DAMAGE[1][0], GLM_NO_VALUE_OPENER[0][0], SALVAGE[0][0], SALVAGE[3][0], INVOKE_CLOSERS_LEFT_OUT[1][0]],
 )
 def test_every_cut_streams_to_the_one_shot_reading(text: str) -> None:
     assert_every_cut_matches(text, TOOLS, step=9)
