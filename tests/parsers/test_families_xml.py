@@ -112,6 +112,19 @@ def test_qwen3_coder_value_with_no_type_is_json_when_it_reads_as_json() -> None:
     assert calls_of(parse_response(text, tools=typed))[0][1]["keep"] == "null"
 
 
+def test_qwen3_coder_value_typed_by_no_known_type_reads_python_containers_too() -> None:
+    """A type name no JSON Schema reader knows says nothing: the value is read as an untyped one."""
+    text = (
+        "<tool_call>\n<function=f>\n<parameter=opts>\n{'depth': 3, 'tags': ['a']}\n</parameter>\n"
+        "<parameter=title>\n[WIP] fix the parser\n</parameter>\n<parameter=spec>\n{a=1}\n</parameter>\n"
+        "<parameter=n>\n7\n</parameter>\n</function>\n</tool_call>"
+    )
+    expected = {"opts": {"depth": 3, "tags": ["a"]}, "title": "[WIP] fix the parser", "spec": "{a=1}", "n": 7}
+    assert calls_of(parse_response(text)) == [("f", expected)]
+    odd = [tool("f", opts={"type": "mapping"}, title={"type": "text_block"}, spec={}, n={"type": "other_type"})]
+    assert calls_of(parse_response(text, tools=odd)) == [("f", expected)]
+
+
 def test_qwen3_coder_several_calls_in_blocks_and_in_one_block() -> None:
     two_blocks = QWEN_CALL + "\n" + QWEN_CALL.replace("Paris", "Lyon")
     assert [a["city"] for _, a in calls_of(parse_response(two_blocks))] == ["Paris", "Lyon"]
