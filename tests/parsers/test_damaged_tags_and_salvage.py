@@ -16,6 +16,9 @@
 * Claude-style and DSML invokes whose ``</parameter>`` (and ``</invoke>``) were left out before
   the next parameter or invoke tag (DeepSeek V4's damaged DSML, as a coding agent's
   normalisation tests transcribe it): the value ends at the next tag.
+* Qwen3-Coder calls whose ``</function>`` (and the last ``</parameter>``) were left out before
+  the next ``<function=``: each call ends where the next opens, instead of the first
+  swallowing the second's tag or parameters.
 * A JSON call list with one member that never closes (``{"city": "Paris"}, {"name": ...``)
   and a bare call object missing its last brace before the next call's line: the broken
   one is read with its closers supplied, its siblings are kept.
@@ -88,6 +91,30 @@ INVOKE_CLOSERS_LEFT_OUT = [
      '<invoke name="bash">\n<parameter name="command" string="true">wc -l /srv/a.txt</parameter>\n</invoke>\n</|DSML|tool_calls>',
      [("read_file", {"path": "/srv/a.txt"}), ("bash", {"command": "wc -l /srv/a.txt"})]),
 ]
+
+
+FUNCTION_CLOSE_LEFT_OUT = [
+    ("<tool_call>\n<function=read_file>\n<parameter=path>\n/srv/a.txt\n</parameter>\n"
+     "<function=search>\n<parameter=query>\nrust\n</parameter>\n</function>\n</tool_call>",
+     [("read_file", {"path": "/srv/a.txt"}), ("search", {"query": "rust"})]),
+    ("<tool_call>\n<function=search>\n<parameter=limit>\n4\n<function=bash>\n<parameter=command>\nls\n</parameter>\n"
+     "</function>\n</tool_call>", [("search", {"limit": 4}), ("bash", {"command": "ls"})]),
+    ("<function=get_time>\n<parameter=tz>\nUTC\n</parameter>\n<function=get_weather>\n</function>",
+     [("get_time", {"tz": "UTC"}), ("get_weather", {})]),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), FUNCTION_CLOSE_LEFT_OUT)
+def test_qwen3_coder_call_left_open_ends_where_the_next_opens(text: str, want: list) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == want
+    assert "missing </function> before the next <function=" in parsed.tool_calls[0].repairs
+    assert calls(text, tools=None) == want
+
+
+def test_a_function_tag_quoted_inside_a_closed_value_is_its_text() -> None:
+    text = wrapped("<parameter=query>\nwhat does <function=f> mean\n</parameter>", "search")
+    assert calls(text) == [("search", {"query": "what does <function=f> mean"})]
 
 
 @pytest.mark.parametrize(("text", "want"), INVOKE_CLOSERS_LEFT_OUT)
@@ -168,6 +195,7 @@ NEGATIVES = [
     "A list like [{\"a\": 1}, {\"b\": 2}] is data, and so is {\"name\": \"Ada\", \"age\": 3}.",
     "<function=read_file> takes <parameter>path</parameter> as its only argument.",
     'Inside <invoke name="search"> each <parameter name="query"> needs its own closing tag.',
+    "Close <function=search> with </function> before you open <function=bash> and its <parameter=command>.",
 ]
 
 
@@ -177,14 +205,15 @@ def test_prose_about_the_shapes_is_no_call(text: str) -> None:
     assert calls(text, tools=None) == []
 
 
-@pytest.mark.parametrize("text", [t for t, _ in NAMELESS + TAG_DAMAGE + GLM_NO_VALUE_OPENER] + [t for t, _ in SALVAGE + INVOKE_CLOSERS_LEFT_OUT] + NEGATIVES)
+@pytest.mark.parametrize("text", [t for t, _ in NAMELESS + TAG_DAMAGE + GLM_NO_VALUE_OPENER] + [t for t, _ in SALVAGE + INVOKE_CLOSERS_LEFT_OUT + FUNCTION_CLOSE_LEFT_OUT] + NEGATIVES)
 def test_streams_to_the_one_shot_reading(text: str) -> None:
     assert_stream_matches(text)
 
 
 @pytest.mark.parametrize(
     "text",
-    [NAMELESS[0][0], TAG_DAMAGE[1][0], GLM_NO_VALUE_OPENER[0][0], SALVAGE[0][0], SALVAGE[3][0], INVOKE_CLOSERS_LEFT_OUT[1][0]],
+    [NAMELESS[0][0], TAG_DAMAGE[1][0], GLM_NO_VALUE_OPENER[0][0], SALVAGE[0][0], SALVAGE[3][0], INVOKE_CLOSERS_LEFT_OUT[1][0],
+     FUNCTION_CLOSE_LEFT_OUT[0][0], FUNCTION_CLOSE_LEFT_OUT[1][0]],
 )
 def test_every_cut_streams_to_the_one_shot_reading(text: str) -> None:
     assert_every_cut_matches(text, TOOLS, step=9)
