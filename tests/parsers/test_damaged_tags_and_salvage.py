@@ -19,6 +19,9 @@
 * Qwen3-Coder calls whose ``</function>`` (and the last ``</parameter>``) were left out before
   the next ``<function=``: each call ends where the next opens, instead of the first
   swallowing the second's tag or parameters.
+* GLM, Kimi K2 and DeepSeek calls whose end tag or token was left out before the next
+  call's opener: each call ends where the next opens (a token quoted in a JSON string
+  is still the argument's text).
 * A JSON call list with one member that never closes (``{"city": "Paris"}, {"name": ...``)
   and a bare call object missing its last brace before the next call's line: the broken
   one is read with its closers supplied, its siblings are kept.
@@ -117,6 +120,37 @@ def test_a_function_tag_quoted_inside_a_closed_value_is_its_text() -> None:
     assert calls(text) == [("search", {"query": "what does <function=f> mean"})]
 
 
+_DS = {"calls": "<\uff5ctool\u2581calls\u2581begin\uff5c>", "call": "<\uff5ctool\u2581call\u2581begin\uff5c>",
+       "sep": "<\uff5ctool\u2581sep\uff5c>", "end": "<\uff5ctool\u2581call\u2581end\uff5c>", "close": "<\uff5ctool\u2581calls\u2581end\uff5c>"}
+_KIMI = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_time:0<|tool_call_argument_begin|>{{\"tz\": {tz}}}"
+END_LEFT_OUT = [
+    ("<tool_call>get_time\n<arg_key>tz</arg_key>\n<arg_value>UTC</arg_value>\n"
+     "<tool_call>search\n<arg_key>query</arg_key>\n<arg_value>rust</arg_value>\n</tool_call>",
+     [("get_time", {"tz": "UTC"}), ("search", {"query": "rust"})]),
+    (_KIMI.format(tz='"UTC"') + '<|tool_call_begin|>functions.search:1<|tool_call_argument_begin|>{"query": "rust"}'
+     "<|tool_call_end|><|tool_calls_section_end|>", [("get_time", {"tz": "UTC"}), ("search", {"query": "rust"})]),
+    ('{calls}{call}get_time{sep}{{"tz": "UTC"}}{call}search{sep}{{"query": "rust"}}{end}{close}'.format(**_DS),
+     [("get_time", {"tz": "UTC"}), ("search", {"query": "rust"})]),
+]
+QUOTED_OPENER = [
+    (_KIMI.format(tz='"<|tool_call_begin|>"') + "<|tool_call_end|><|tool_calls_section_end|>", [("get_time", {"tz": "<|tool_call_begin|>"})]),
+    ('{calls}{call}get_time{sep}{{"tz": "{call}"}}{end}{close}'.format(**_DS), [("get_time", {"tz": _DS["call"]})]),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), END_LEFT_OUT)
+def test_call_left_open_ends_where_the_next_call_opens(text: str, want: list) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == want
+    assert any(r.startswith("missing") and "before the next" in r for r in parsed.tool_calls[0].repairs)
+    assert calls(text, tools=None) == want
+
+
+@pytest.mark.parametrize(("text", "want"), QUOTED_OPENER)
+def test_an_opener_quoted_in_a_json_string_is_the_argument(text: str, want: list) -> None:
+    assert calls(text) == want
+
+
 @pytest.mark.parametrize(("text", "want"), INVOKE_CLOSERS_LEFT_OUT)
 def test_invoke_value_whose_closer_was_left_out_ends_at_the_next_tag(text: str, want: list) -> None:
     parsed = parse_response(text, tools=TOOLS)
@@ -196,6 +230,7 @@ NEGATIVES = [
     "<function=read_file> takes <parameter>path</parameter> as its only argument.",
     'Inside <invoke name="search"> each <parameter name="query"> needs its own closing tag.',
     "Close <function=search> with </function> before you open <function=bash> and its <parameter=command>.",
+    "GLM opens each call with <tool_call> and the name, then <arg_key>; a second <tool_call> opens the next.",
 ]
 
 
@@ -205,7 +240,7 @@ def test_prose_about_the_shapes_is_no_call(text: str) -> None:
     assert calls(text, tools=None) == []
 
 
-@pytest.mark.parametrize("text", [t for t, _ in NAMELESS + TAG_DAMAGE + GLM_NO_VALUE_OPENER] + [t for t, _ in SALVAGE + INVOKE_CLOSERS_LEFT_OUT + FUNCTION_CLOSE_LEFT_OUT] + NEGATIVES)
+@pytest.mark.parametrize("text", [t for t, _ in NAMELESS + TAG_DAMAGE + GLM_NO_VALUE_OPENER] + [t for t, _ in SALVAGE + INVOKE_CLOSERS_LEFT_OUT + FUNCTION_CLOSE_LEFT_OUT + END_LEFT_OUT + QUOTED_OPENER] + NEGATIVES)
 def test_streams_to_the_one_shot_reading(text: str) -> None:
     assert_stream_matches(text)
 
@@ -213,7 +248,7 @@ def test_streams_to_the_one_shot_reading(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [NAMELESS[0][0], TAG_DAMAGE[1][0], GLM_NO_VALUE_OPENER[0][0], SALVAGE[0][0], SALVAGE[3][0], INVOKE_CLOSERS_LEFT_OUT[1][0],
-     FUNCTION_CLOSE_LEFT_OUT[0][0], FUNCTION_CLOSE_LEFT_OUT[1][0]],
+     FUNCTION_CLOSE_LEFT_OUT[0][0], FUNCTION_CLOSE_LEFT_OUT[1][0], *(t for t, _ in END_LEFT_OUT)],
 )
 def test_every_cut_streams_to_the_one_shot_reading(text: str) -> None:
     assert_every_cut_matches(text, TOOLS, step=9)

@@ -106,13 +106,14 @@ def _words_not_a_name(name: str, text: str, after: int, syntax: KeyValueSyntax, 
 
 def _call_ends(text: str, cursor: int, after_value: bool, syntax: KeyValueSyntax, repairs: list[str]) -> tuple[int, bool] | None:
     """Does the call end at ``cursor``: ``(end, final)``? Its closer; the output's end right after a
-    whole value (a repair: only the closer is missing); or, with special tokens, the next call's opener."""
+    whole value (a repair: only the closer is missing); or the next call's opener where this call's
+    key or closer belongs (no call holds another: the closer was left out)."""
     if text.startswith(syntax.close, cursor):
         return cursor + len(syntax.close), True
     if after_value and ends_inside(text, cursor, syntax.close):  # the output ended at or in the closer
         repairs.append(ended_before(syntax.close))
         return len(text), False
-    if syntax.special_tokens and text.startswith(syntax.open, cursor):
+    if text.startswith(syntax.open, cursor):
         repairs.append(f"missing {syntax.close} before the next call")
         return cursor, True
     return None
@@ -192,8 +193,8 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
     closer is missing, and the call is read with that repair recorded (as a JSON
     call cut after a whole value is). A value cut in half is never run. Where
     the tags are special tokens (``syntax.special_tokens``) a missing closer is
-    repaired at the next tag: a value ends there, a key with no value is
-    dropped, and the next call's opener ends this call.
+    repaired at the next tag: a value ends there and a key with no value is
+    dropped. In every dialect the next call's opener ends this call.
     """
     match = syntax.name.match(text, pos + len(syntax.open))
     if match is None:
