@@ -19,7 +19,7 @@
 * Qwen3-Coder calls whose ``</function>`` (and the last ``</parameter>``) were left out before
   the next ``<function=``: each call ends where the next opens, instead of the first
   swallowing the second's tag or parameters.
-* GLM, Kimi K2 and DeepSeek calls whose end tag or token was left out before the next
+* GLM, Kimi K2, DeepSeek and Gemma 4 calls whose end tag or token was left out before the next
   call's opener: each call ends where the next opens (a token quoted in a JSON string
   is still the argument's text).
 * A JSON call list with one member that never closes (``{"city": "Paris"}, {"name": ...``)
@@ -131,6 +131,8 @@ END_LEFT_OUT = [
      "<|tool_call_end|><|tool_calls_section_end|>", [("get_time", {"tz": "UTC"}), ("search", {"query": "rust"})]),
     ('{calls}{call}get_time{sep}{{"tz": "UTC"}}{call}search{sep}{{"query": "rust"}}{end}{close}'.format(**_DS),
      [("get_time", {"tz": "UTC"}), ("search", {"query": "rust"})]),
+    ('<|tool_call>call:get_time{tz:<|"|>UTC<|"|>}\n<|tool_call>call:search{query:<|"|>rust<|"|>}<tool_call|>',
+     [("get_time", {"tz": "UTC"}), ("search", {"query": "rust"})]),
 ]
 QUOTED_OPENER = [
     (_KIMI.format(tz='"<|tool_call_begin|>"') + "<|tool_call_end|><|tool_calls_section_end|>", [("get_time", {"tz": "<|tool_call_begin|>"})]),
@@ -192,6 +194,14 @@ def test_a_nameless_tag_inside_a_tagged_value_is_its_text() -> None:
 def test_a_glued_tag_is_split_only_when_the_whole_is_not_a_key() -> None:
     tool = Tool("f", parameters={"type": "object", "properties": {"a=b": {"type": "string"}, "a": {"type": "string"}}})
     assert calls(wrapped("<parameter=a=b>\nx\n</parameter>", "f"), tools=[tool]) == [("f", {"a=b": "x"})]
+
+
+def test_glm_value_left_open_loses_the_line_break_before_the_next_tag() -> None:
+    # the template writes a line break after </arg_value>: with the closer gone it is still layout
+    text = "<tool_call>search\n<arg_key>query</arg_key>\n<arg_value>rust lang\n<arg_key>limit</arg_key>\n<arg_value>2</arg_value>\n</tool_call>"
+    assert calls(text) == [("search", {"query": "rust lang", "limit": 2})]
+    spaced = "<tool_call>search\n<arg_key>query</arg_key>\n<arg_value>rust lang  </tool_call>"
+    assert calls(spaced) == [("search", {"query": "rust lang  "})]  # blanks on the value's own line are the value's
 
 
 def test_glm_value_without_opener_stops_at_the_next_tag() -> None:

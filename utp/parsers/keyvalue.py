@@ -166,6 +166,16 @@ def _typed(raw: str, schema: Any, syntax: KeyValueSyntax) -> Any:
     return typed_value(raw.strip() if syntax.strip_values else raw, schema, untyped="json")
 
 
+def _without_layout_tail(raw: str) -> str:
+    """A value whose closer was left out, without the line breaks (and indentation) before the next tag.
+
+    The template puts a line break after each closer: with the closer gone, that
+    break is layout, not the value's (as for a Qwen3-Coder value).
+    """
+    kept = raw.rstrip(" \t\r\n")
+    return kept if "\n" in raw[len(kept) :] else raw
+
+
 def _unclosed_value_end(text: str, value_start: int, value_end: int, syntax: KeyValueSyntax) -> int:
     """Where a value whose closer is missing ends (-1: it is closed): at the next of the call's
     tags where they are special tokens, else as :func:`_closer_dropped_at` says."""
@@ -251,7 +261,7 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
         value_end = find_forward(text, syntax.value_end, value_start)
         if (stop := _unclosed_value_end(text, value_start, value_end, syntax)) >= 0:
             repairs.append(f"missing {syntax.value_end} after {key!r}")
-            arguments[key] = _typed(text[value_start:stop] if syntax.special_tokens else unindented(text[value_start:stop]), schema, syntax)
+            arguments[key] = _typed(text[value_start:stop] if syntax.special_tokens else _without_layout_tail(unindented(text[value_start:stop])), schema, syntax)
             provisional = provisional or (value_end == -1 and not syntax.special_tokens)
             cursor = stop
             continue
