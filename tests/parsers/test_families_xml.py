@@ -96,9 +96,33 @@ def test_qwen3_coder_wrapped_call_between_prose_leaves_the_prose() -> None:
     assert parsed.content == "Let me check.\nDone."
 
 
-def test_qwen3_coder_without_tools_keeps_every_value_a_string() -> None:
-    parsed = parse_response(QWEN_CALL)
-    assert calls_of(parsed) == [("get_weather", {"city": "Paris", "days": "3"})]
+def test_qwen3_coder_value_with_no_type_is_json_when_it_reads_as_json() -> None:
+    """No schema says what a value is: the format's reference parsers take the JSON value it spells, else the text."""
+    assert calls_of(parse_response(QWEN_CALL)) == [("get_weather", {"city": "Paris", "days": 3})]
+    text = (
+        "<tool_call>\n<function=f>\n<parameter=cmd>\nls -la && echo 1\n</parameter>\n"
+        "<parameter=opts>\n  {\"deep\": [1, 2.5]}\n</parameter>\n<parameter=keep>\nnull\n</parameter>\n"
+        "<parameter=word>\ntrue story\n</parameter>\n</function>\n</tool_call>"
+    )
+    expected = {"cmd": "ls -la && echo 1", "opts": {"deep": [1, 2.5]}, "keep": None, "word": "true story"}
+    assert calls_of(parse_response(text)) == [("f", expected)]
+    untyped = [tool("f", cmd={"type": "string"}, opts={}, keep={"description": "anything"}, word={})]
+    assert calls_of(parse_response(text, tools=untyped)) == [("f", expected)]
+    typed = [tool("f", cmd={"type": "string"}, opts={"type": "string"}, keep={"type": "string"}, word={"type": "string"})]
+    assert calls_of(parse_response(text, tools=typed))[0][1]["keep"] == "null"
+
+
+def test_qwen3_coder_value_typed_by_no_known_type_reads_python_containers_too() -> None:
+    """A type name no JSON Schema reader knows says nothing: the value is read as an untyped one."""
+    text = (
+        "<tool_call>\n<function=f>\n<parameter=opts>\n{'depth': 3, 'tags': ['a']}\n</parameter>\n"
+        "<parameter=title>\n[WIP] fix the parser\n</parameter>\n<parameter=spec>\n{a=1}\n</parameter>\n"
+        "<parameter=n>\n7\n</parameter>\n</function>\n</tool_call>"
+    )
+    expected = {"opts": {"depth": 3, "tags": ["a"]}, "title": "[WIP] fix the parser", "spec": "{a=1}", "n": 7}
+    assert calls_of(parse_response(text)) == [("f", expected)]
+    odd = [tool("f", opts={"type": "mapping"}, title={"type": "text_block"}, spec={}, n={"type": "other_type"})]
+    assert calls_of(parse_response(text, tools=odd)) == [("f", expected)]
 
 
 def test_qwen3_coder_several_calls_in_blocks_and_in_one_block() -> None:
@@ -138,7 +162,7 @@ def test_qwen3_coder_value_the_schema_rejects_stays_text_for_validation_to_repor
 def test_qwen3_coder_missing_parameter_close_is_tolerated_and_reported() -> None:
     text = "<tool_call>\n<function=f>\n<parameter=a>\n1\n<parameter=b>\n2\n</function>\n</tool_call>"
     parsed = parse_response(text)
-    assert calls_of(parsed) == [("f", {"a": "1", "b": "2"})]
+    assert calls_of(parsed) == [("f", {"a": 1, "b": 2})]
     assert DiagnosticKind.REPAIRED in kinds(parsed)
     assert any("missing </parameter>" in r for r in parsed.tool_calls[0].repairs)
 
@@ -146,7 +170,8 @@ def test_qwen3_coder_missing_parameter_close_is_tolerated_and_reported() -> None
 def test_qwen3_coder_value_cut_by_dropped_closing_tags_loses_their_line_breaks() -> None:
     """vLLM issue #21571 (Qwen3-Coder): both closing tags dropped, the value ran on to </tool_call>."""
     text = "<tool_call>\n<function=square_the_number>\n<parameter=input_num>\n1024\n\n\n</tool_call>"
-    assert calls_of(parse_response(text)) == [("square_the_number", {"input_num": "1024"})]
+    as_text = parse_response(text, tools=[tool("square_the_number", input_num={"type": "string"})])
+    assert calls_of(as_text) == [("square_the_number", {"input_num": "1024"})]
     typed = parse_response(text, tools=[tool("square_the_number", input_num={"type": "integer"})])
     assert calls_of(typed) == [("square_the_number", {"input_num": 1024})]
 
@@ -176,7 +201,7 @@ def test_qwen3_coder_with_claude_style_parameter_tags(quote: str) -> None:
     the value was once dropped, the call run with no arguments."""
     text = f"<tool_call>\n<function=f>\n<parameter name={quote}a{quote}>x</parameter>\n<parameter=b>\n2\n</parameter>\n</function>\n</tool_call>"
     parsed = parse_response(text)
-    assert calls_of(parsed) == [("f", {"a": "x", "b": "2"})]
+    assert calls_of(parsed) == [("f", {"a": "x", "b": 2})]
     assert f"<parameter name={quote}a{quote}> for <parameter=a>" in parsed.tool_calls[0].repairs
 
 

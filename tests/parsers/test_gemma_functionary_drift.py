@@ -95,7 +95,7 @@ def test_standard_forms_are_unchanged() -> None:
     parsed = parse_response('<function=brave_search>{"query": "Hello!"}</function>')
     assert [(c.name, c.arguments, c.repairs) for c in parsed.tool_calls] == [("brave_search", {"query": "Hello!"}, [])]
     # Qwen3-Coder keeps its parameters and its empty calls
-    assert calls_of("<function=f><parameter=a>1</parameter></function>") == [("f", {"a": "1"})]
+    assert calls_of("<function=f><parameter=a>one</parameter></function>") == [("f", {"a": "one"})]
     assert [c.format for c in parse_response("<function=get_cart></function>").tool_calls] == ["qwen3_coder"]
 
 

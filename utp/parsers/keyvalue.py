@@ -106,13 +106,14 @@ def _words_not_a_name(name: str, text: str, after: int, syntax: KeyValueSyntax, 
 
 def _call_ends(text: str, cursor: int, after_value: bool, syntax: KeyValueSyntax, repairs: list[str]) -> tuple[int, bool] | None:
     """Does the call end at ``cursor``: ``(end, final)``? Its closer; the output's end right after a
-    whole value (a repair: only the closer is missing); or, with special tokens, the next call's opener."""
+    whole value (a repair: only the closer is missing); or the next call's opener where this call's
+    key or closer belongs (no call holds another: the closer was left out)."""
     if text.startswith(syntax.close, cursor):
         return cursor + len(syntax.close), True
     if after_value and ends_inside(text, cursor, syntax.close):  # the output ended at or in the closer
         repairs.append(ended_before(syntax.close))
         return len(text), False
-    if syntax.special_tokens and text.startswith(syntax.open, cursor):
+    if text.startswith(syntax.open, cursor):
         repairs.append(f"missing {syntax.close} before the next call")
         return cursor, True
     return None
@@ -165,6 +166,16 @@ def _typed(raw: str, schema: Any, syntax: KeyValueSyntax) -> Any:
     return typed_value(raw.strip() if syntax.strip_values else raw, schema, untyped="json")
 
 
+def _without_layout_tail(raw: str) -> str:
+    """A value whose closer was left out, without the line breaks (and indentation) before the next tag.
+
+    The template puts a line break after each closer: with the closer gone, that
+    break is layout, not the value's (as for a Qwen3-Coder value).
+    """
+    kept = raw.rstrip(" \t\r\n")
+    return kept if "\n" in raw[len(kept) :] else raw
+
+
 def _unclosed_value_end(text: str, value_start: int, value_end: int, syntax: KeyValueSyntax) -> int:
     """Where a value whose closer is missing ends (-1: it is closed): at the next of the call's
     tags where they are special tokens, else as :func:`_closer_dropped_at` says."""
@@ -192,8 +203,8 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
     closer is missing, and the call is read with that repair recorded (as a JSON
     call cut after a whole value is). A value cut in half is never run. Where
     the tags are special tokens (``syntax.special_tokens``) a missing closer is
-    repaired at the next tag: a value ends there, a key with no value is
-    dropped, and the next call's opener ends this call.
+    repaired at the next tag: a value ends there and a key with no value is
+    dropped. In every dialect the next call's opener ends this call.
     """
     match = syntax.name.match(text, pos + len(syntax.open))
     if match is None:
@@ -250,7 +261,7 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
         value_end = find_forward(text, syntax.value_end, value_start)
         if (stop := _unclosed_value_end(text, value_start, value_end, syntax)) >= 0:
             repairs.append(f"missing {syntax.value_end} after {key!r}")
-            arguments[key] = _typed(text[value_start:stop] if syntax.special_tokens else unindented(text[value_start:stop]), schema, syntax)
+            arguments[key] = _typed(text[value_start:stop] if syntax.special_tokens else _without_layout_tail(unindented(text[value_start:stop])), schema, syntax)
             provisional = provisional or (value_end == -1 and not syntax.special_tokens)
             cursor = stop
             continue

@@ -438,14 +438,19 @@ _TYPE_ALIASES = {"float": "number", "double": "number", "int": "integer", "bool"
 
 
 def json_or_text(raw: str) -> Any:
-    """A JSON value when ``raw`` is one, else ``raw`` itself (for untyped XML values)."""
+    """A JSON value when ``raw`` is one, a Python list or dict literal, else ``raw`` itself (untyped XML values)."""
     text = raw.strip()
     if not text:
         return raw
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
+        pass
+    try:  # ``{'a': 1}``: the container the model wrote in Python's spelling, as an object property reads it
+        value, repairs = parse_literal(text) if text[:1] in "[{" else (None, [])
+    except LiteralError:
         return raw
+    return value if isinstance(value, (list, dict)) and not repairs else raw
 
 
 def typed_value(raw: str, schema: Any, *, untyped: str = "string") -> Any:
@@ -455,12 +460,13 @@ def typed_value(raw: str, schema: Any, *, untyped: str = "string") -> Any:
     tool's schema says whether ``42`` is a number or a string (Python's type
     names, ``float`` or ``dict``, count as the JSON types they name). ``null``
     for a nullable property is null, and a union with ``string`` tries its
-    other types first, as any text would be a string. Without a type
-    ``untyped`` decides: ``"string"`` keeps the text, ``"json"`` parses a JSON
-    value when the text is one. A value no listed type accepts stays text, so
+    other types first, as any text would be a string. Without a type (or
+    with only type names unknown here) ``untyped`` decides: ``"string"`` keeps
+    the text, ``"json"`` reads a JSON value (or a Python list or dict) when the
+    text is one. A value no listed type accepts stays text, so
     schema validation reports it rather than this reader guessing.
     """
-    types = schema_types(schema)
+    types = [t for t in schema_types(schema) if _TYPE_ALIASES.get(t, t) in _CONVERTERS]  # a type unknown here says nothing
     if not types:
         return json_or_text(raw) if untyped == "json" else raw
     if "null" in types and _as_null(raw) is None:

@@ -366,14 +366,15 @@ def read_invoke(
         key = parameter.group("key")
         value_start = parameter.end()
         value_end = find_forward(text, parameter_end, value_start)
-        close = find_forward(text, invoke_end, value_start)
+        close = _next_tag(text, value_start, value_end, invoke_end, syntax)
         if value_end == -1 or (close != -1 and close < value_end):
             if close == -1:
                 return unreadable(
                     family, text, start, len(text), f"parameter {key!r} of {name!r} is not closed",
                     kind=DiagnosticKind.TRUNCATED,
                 )
-            value_end, cursor = close, close
+            # the line breaks before the tag are the layout around the closer left out, not the value's
+            value_end, cursor = value_start + len(text[value_start:close].rstrip("\r\n")), close
             repairs.append(f"missing {parameter_end} after parameter {key!r}")
         else:
             cursor = value_end + len(parameter_end)
@@ -382,6 +383,21 @@ def read_invoke(
             repairs.append(repair)
         arguments[key] = value
     return make_call(family, name, arguments, text[start:after], start, repairs, diagnostics), after
+
+
+def _next_tag(text: str, value_start: int, value_end: int, invoke_end: str, syntax: InvokeSyntax) -> int:
+    """Where the invoke's closer, the next parameter tag or the next invoke tag comes after a value (-1: none).
+
+    One of them before the value's ``</parameter>`` means that closer was left
+    out: the template never writes a tag inside a value, so the value ends at
+    the tag (as a Qwen3-Coder value ends at the next ``<parameter=``).
+    """
+    limit = len(text) if value_end == -1 else value_end
+    found = [find_forward(text, invoke_end, value_start)]
+    for tag in (syntax.parameter, syntax.invoke):
+        match = tag.search(text, value_start, limit)
+        found.append(-1 if match is None else match.start())
+    return min((at for at in found if at != -1), default=-1)
 
 
 def _read_legacy_block(family: str, text: str, cursor: int, ctx: ParseContext, closed_at: Callable[[int], int]) -> Extraction:

@@ -38,7 +38,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.families.anthropic_xml import SYNTAX as _CLAUDE_SYNTAX
 from utp.parsers.families.anthropic_xml import InvokeSyntax, read_invoke_run
 from utp.parsers.callshape import build_call, unparseable
-from utp.parsers.familykit import closer_past_strings, sole_parameter
+from utp.parsers.familykit import closer_past_strings, sole_parameter, string_open_at
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -159,6 +159,11 @@ class DeepseekFamily(CallFamily):
         close = min((k for k in (find_forward(text, t, body_start) for t in CALL_END) if k >= 0), default=-1)
         if close >= 0:
             close = closer_past_strings(text, body_start, close, next(t for t in CALL_END if text.startswith(t, close)))
+        following = min((k for k in (find_forward(text, t, body_start) for t in CALL_BEGIN) if k >= 0), default=-1)
+        if following >= 0 and (close < 0 or following < close) and not string_open_at(text, body_start, following):
+            # the next call's begin token where this call's end token belongs (outside any string): it was left out
+            self._read_call(text[body_start:following], pos, calls, diagnostics, ctx, [*(repairs or []), "missing <｜tool▁call▁end｜> before the next call"])
+            return following
         body_end = close if close >= 0 else len(text)
         self._read_call(text[body_start:body_end], pos, calls, diagnostics, ctx, repairs or [])
         if close < 0:

@@ -312,8 +312,12 @@ class FunctionGemmaFamily(CallFamily):
                 arguments = {}
                 repairs.append(f"call to {name!r} has no '{{...}}' arguments")
             cursor, slashed = self._closer(text, cursor, repairs)
+            # the next call's start token where this one's end token belongs: that one was left out
+            reopened = not slashed and text.startswith(tuple(_BLOCKS), skip_space(text, cursor))
+            if reopened:
+                repairs.append(f"missing {closing} before the next call")
             calls.append(make_call(self.name, name, arguments, text[call_start:cursor], call_start, repairs, diagnostics))
-            if slashed:
+            if slashed or reopened:
                 return Extraction(end=cursor, calls=calls, diagnostics=diagnostics)
             cursor = skip_space(text, cursor)
             if text.startswith(",", cursor):

@@ -142,12 +142,19 @@ class KimiK2Family(CallFamily):
             else:
                 ident = _ID.match(text[head_start:arg])
                 close = closer_past_strings(text, arg + len(ARG_BEGIN), close, CALL_END)
-                body_end = close if close >= 0 else len(text)
+                # the next call's begin token where this call's end token belongs: that one was left out
+                following = find_forward(text, CALL_BEGIN, arg + len(ARG_BEGIN))
+                cut_short = following >= 0 and (close < 0 or following < close) and _whole_json_before(text, arg + len(ARG_BEGIN), following)
+                body_end = following if cut_short else close if close >= 0 else len(text)
                 raw_args = text[arg + len(ARG_BEGIN) : body_end]
                 if ident is None:
                     diagnostics.append(unparseable(self.name, "unreadable function id", text[cursor:body_end], cursor))
                 else:
-                    self._add(ident.group(1), text[head_start:arg].strip(), raw_args, text[cursor:body_end], calls, diagnostics)
+                    noted = (f"missing {CALL_END} before the next {CALL_BEGIN}",) if cut_short else ()
+                    self._add(ident.group(1), text[head_start:arg].strip(), raw_args, text[cursor:body_end], calls, diagnostics, noted)
+                if cut_short:
+                    end = cursor = following
+                    continue
             if close < 0:
                 diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a call", text[cursor:][:300], self.name, cursor))
                 return len(text), len(text)
@@ -220,13 +227,16 @@ class KimiK2Family(CallFamily):
             end = more
         return Extraction(end, calls, diagnostics, start=start)
 
-    def _add(self, name: str, call_id: str, raw_args: str, raw: str, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> None:
+    def _add(
+        self, name: str, call_id: str, raw_args: str, raw: str, calls: list[ToolCall], diagnostics: list[Diagnostic], noted: tuple[str, ...] = ()
+    ) -> None:
+        """The call with arguments ``raw_args`` (lenient JSON); ``noted``: repairs already made around it."""
         try:
             arguments, repairs = loads_lenient(raw_args) if raw_args.strip() else ({}, [])
         except ValueError as exc:
             diagnostics.append(unparseable(self.name, f"arguments of {name!r}: {exc}", raw))
             return
-        self._add_value(name, call_id, arguments, repairs, raw, calls, diagnostics)
+        self._add_value(name, call_id, arguments, [*noted, *repairs], raw, calls, diagnostics)
 
     def _stripped(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         """``functions.NAME:IDX{...}`` with every token around it stripped (see the module doc).
@@ -293,6 +303,12 @@ def _arguments(text: str, body: int, lenient: bool) -> tuple[tuple[object, int, 
         end = cursor + len(CALL_END)
         cursor = _skip(text, end)
     return got, end, cursor, body_end
+
+
+def _whole_json_before(text: str, pos: int, end: int) -> bool:
+    """Is ``text[pos:end]`` one whole JSON value (blanks around it)? Then a token at ``end`` is not inside a string."""
+    got = _valid_json(text, _skip(text, pos), end)
+    return got is not None and _skip(text, got[1]) >= end
 
 
 def _valid_json(text: str, pos: int, end: int) -> tuple[object, int, list[str]] | None:

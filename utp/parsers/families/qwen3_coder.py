@@ -4,9 +4,10 @@ Values are raw text, not JSON: ``42`` is a number only if the tool's schema
 says so, and a shell command full of ``&&`` and ``a < b`` is one string. That
 is why this is a hand-written scan and not an XML parser (``&`` and ``<`` in
 values would break one). Names and keys are everything up to ``>``, spaces and
-non-ASCII included. Models drop ``</parameter>`` before ``</function>`` and
-sometimes the opening ``<tool_call>`` (leaving a stray ``</tool_call>``);
-both are read, and so is Anthropic's ``<parameter name="KEY">`` mixed in
+non-ASCII included. Models drop ``</parameter>`` before ``</function>``,
+``</function>`` before the next call's ``<function=`` (a call ends where the
+next opens: the template never nests them) and sometimes the opening
+``<tool_call>`` (leaving a stray ``</tool_call>``); all are read, and so is Anthropic's ``<parameter name="KEY">`` mixed in
 for ``<parameter=KEY>``. A body with text but no parameter tag in it is
 reported, not run with no arguments. ByteDance Seed-OSS writes the same calls in
 ``<seed:tool_call>…</seed:tool_call>`` (its chat template).
@@ -47,6 +48,9 @@ _TAGGED_PARAMETER = re.compile(r"<parameter(?:=|\s+name\s*=)")
 _PARAMETER_CLOSE = re.compile(r"</parameter(?:[ \t]*/?>|(?=[\s<]|\Z))")
 #: a key glued to its value by '=' (``<parameter=path=/tmp/x</parameter>``, ``<parameter>path=/tmp/x</parameter>``)
 _KEY_EQUALS = re.compile(r"[ \t]*([A-Za-z_][\w.\-]{0,255}+)[ \t]*=")
+#: the next call's opening tag inside this call's body: a name closed by '>', then a parameter tag or
+#: the call's close (the shape the bare trigger requires); possessive, as the first '>' ends the name
+_NEXT_CALL = re.compile(rf"<function=[^<>{{\n]{{1,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+(?:<parameter=|</function>)")
 #: what a parameter key looks like when no tag says it is one
 _KEY = re.compile(r"[A-Za-z_][\w.\-]{0,255}+")
 
@@ -234,7 +238,12 @@ class Qwen3CoderFamily(CallFamily):
         if close != -1 and end != -1 and close < end and not _call_starts_between(text, close, end):
             close = -1  # "</tool_call>" inside a value, not the end of this call
         closed_in_value = False
-        if end == -1 or (close != -1 and close < end):
+        # (searched up to the end of this call's </function>: a call opening there may be empty)
+        following = _NEXT_CALL.search(text, cursor, len(text) if end == -1 else end + len(FUNCTION_END))
+        if following is not None and (close == -1 or following.start() < close):
+            end = after = following.start()  # the template never nests calls: this one's closers were left out
+            repairs.append(f"missing {FUNCTION_END} before the next {FUNCTION}")
+        elif end == -1 or (close != -1 and close < end):
             if close == -1:
                 cut = self._cut_after_parameter(text, at, name, cursor, ctx, diagnostics)
                 if cut is not None:
@@ -349,7 +358,7 @@ class _ParameterReader:
             raw = strip_one_newline(unindented(text[value_start:exact]))
             if inline is not None and not raw.strip():
                 raw = inline
-            self.arguments[key] = typed_value(raw, property_schema(self.tool, key), untyped="string")
+            self.arguments[key] = typed_value(raw, property_schema(self.tool, key), untyped="json")
             return exact + len(PARAMETER_END)
         close = _PARAMETER_CLOSE.search(text, value_start, limit)
         if close is None:
@@ -460,4 +469,4 @@ class _ParameterReader:
             self.repairs.append(f"{close.group().strip()!r} read as </parameter> after parameter {key!r}")
 
     def _keep(self, key: str, raw: str) -> None:
-        self.arguments[key] = typed_value(raw, property_schema(self.tool, key), untyped="string")
+        self.arguments[key] = typed_value(raw, property_schema(self.tool, key), untyped="json")
