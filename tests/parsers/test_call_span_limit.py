@@ -132,3 +132,17 @@ def test_an_echoed_tool_definition_cut_off_is_not_a_call_cut_before_its_name() -
     text = '<tool_call>\n{"type": "function", "function": {"name": "get_export_status", "description": "Check an export'
     parsed = parse_response(text, tools=TOOLS)
     assert not any("before its name" in d.reason for d in parsed.diagnostics)
+
+
+def test_one_block_of_repeated_calls_is_read_to_the_limit_and_counts_against_it() -> None:
+    """Qwen3-Coder calls whose closers were left out end at the next ``<function=``, so one block
+    of a model repeating itself holds a call per opener: 1 MB of them took 0.47 s, one read each,
+    where the response's limit should bound it. Found by ``make bench`` (``unclosed_qwen-1MB``)."""
+    unit = "<tool_call><function=f><parameter=n>"
+    parsed = parse_response(unit * 5, tools=TOOLS, max_call_spans=3)
+    assert len(parsed.tool_calls) == 3
+    assert "more than 3 calls or call reports" in parsed.diagnostics[-1].reason
+    flood = parse_response(unit * (1_000_000 // len(unit)), tools=TOOLS)
+    assert len(flood.tool_calls) == MAX_CALL_SPANS
+    assert f"more than {MAX_CALL_SPANS} calls or call reports" in flood.diagnostics[-1].reason
+

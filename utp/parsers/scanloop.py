@@ -183,7 +183,7 @@ def scan_text(
     limit = call_span_limit(ctx) if ctx.options else MAX_CALL_SPANS
     left = limit  # call spans still to be read
 
-    while left:
+    while left > 0:
         if match is None:
             match = search(text, pos)
         if anchor >= 0 and (match is None or match.start() >= anchor):
@@ -192,7 +192,7 @@ def scan_text(
                 found, problems = try_extract(anchored[anchor_trigger], text, at, ctx, floor)  # type: ignore[index]
                 result.diagnostics.extend(problems)
                 if found is not None:
-                    left -= 1
+                    left -= _spent(found)
                     _take(result, found, at)
                     pos = floor = found.end
                     match = None
@@ -216,12 +216,17 @@ def scan_text(
         if found is None:
             pos = at + 1
             continue
-        left -= 1
+        left -= _spent(found)
         _take(result, found, at)
         pos = floor = found.end
-    if not left and (unread := unread_after_limit(limit, text, pos)) is not None:
+    if left <= 0 and (unread := unread_after_limit(limit, text, pos)) is not None:
         result.diagnostics.append(unread)
     return result
+
+
+def _spent(found: Extraction) -> int:
+    """What one extraction uses of the response's limit: one per call it read (one at least)."""
+    return max(1, len(found.calls))
 
 
 def _take(result: ScanResult, found: Extraction, at: int) -> None:
