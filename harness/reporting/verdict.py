@@ -108,10 +108,10 @@ def tier_status(report: Mapping[str, Any]) -> tuple[str, str]:
 
 def sources_summary(runs: int, provenance: Mapping[str, Any], synthetic_excluded: int = 0) -> str:
     """``"48 runs recorded from ollama 0.12.10 on <hardware>"``, or replayed, or live."""
-    engine = " ".join(
-        part for part in (", ".join(provenance.get("engines") or []), ", ".join(provenance.get("server_versions") or []))
-        if part
-    ) or "an unrecorded engine"
+    versions = list(provenance.get("server_versions") or [])
+    # an engine its version string already names ("llama-server b1-…") is said once
+    engines = [e for e in provenance.get("engines") or [] if not any(v.startswith(e) for v in versions)]
+    engine = " ".join(part for part in (", ".join(engines), ", ".join(versions)) if part) or "an unrecorded engine"
     hardware = ", ".join(provenance.get("hardware") or []) or "unrecorded hardware"
     modes: Mapping[str, int] = provenance.get("modes") or {}
     phrases = {
