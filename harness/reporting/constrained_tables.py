@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.outcomes import is_errored
 from harness.records import read_records
-from harness.reporting.constraint import is_constrained, lift_cell
+from harness.reporting.constraint import is_constrained, points_span
 from harness.reporting.readme_table import load_reports
 from harness.reporting.text import counted_rate, md_table
 from harness.runrecord import RunRecord
@@ -39,7 +39,7 @@ def lift_row(report: Mapping[str, Any]) -> list[str] | None:
         counted_rate(lift["constrained_passed"], lift["constrained_tasks"]),
         f"`{lift['free_form']}`",
         counted_rate(lift["free_form_passed"], lift["free_form_tasks"]),
-        lift_cell(lift).split(" vs ")[0],
+        points_span(lift["lift"], *lift["lift_ci"]),
     ]
 
 

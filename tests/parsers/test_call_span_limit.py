@@ -146,3 +146,15 @@ def test_one_block_of_repeated_calls_is_read_to_the_limit_and_counts_against_it(
     assert len(flood.tool_calls) == MAX_CALL_SPANS
     assert f"more than {MAX_CALL_SPANS} calls or call reports" in flood.diagnostics[-1].reason
 
+
+
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_a_stream_counts_calls_in_a_block_as_one_shot_parsing_does(blocks: int) -> None:
+    """Blocks holding several calls each, past the limit: the stream stops where one-shot parsing stops."""
+    block = "<tool_call>\n" + "".join(f"<function=f>\n<parameter=n>\n{n}\n</parameter>\n</function>\n" for n in (1, 2)) + "</tool_call>"
+    unclosed = "<tool_call><function=f><parameter=n>" * 5 + " tail"
+    for text in (block * blocks + " tail", unclosed):
+        one_shot = parse_response(text, tools=TOOLS, max_call_spans=3)
+        content, calls, reports = _streamed(text, list(range(0, len(text), 7)), max_call_spans=3)
+        assert calls == [(c.name, c.arguments) for c in one_shot.tool_calls]
+        assert reports == [d.reason for d in one_shot.diagnostics]

@@ -32,7 +32,7 @@ MAX_CALL_SPANS = 1024
 
 def call_span_limit(ctx: ParseContext) -> int:
     """The limit for this parser: the ``max_call_spans`` option, else :data:`MAX_CALL_SPANS`."""
-    limit = ctx.options.get("max_call_spans")
+    limit = ctx.options.get("max_call_spans") if ctx.options else None
     return limit if type(limit) is int and limit > 0 else MAX_CALL_SPANS
 
 
@@ -180,7 +180,7 @@ def scan_text(
     pos = floor = start
     candidates = scanner.candidates
     closer_of = scanner.closer_of
-    limit = call_span_limit(ctx) if ctx.options else MAX_CALL_SPANS
+    limit = call_span_limit(ctx)
     left = limit  # call spans still to be read
 
     while left > 0:
@@ -192,7 +192,7 @@ def scan_text(
                 found, problems = try_extract(anchored[anchor_trigger], text, at, ctx, floor)  # type: ignore[index]
                 result.diagnostics.extend(problems)
                 if found is not None:
-                    left -= _spent(found)
+                    left -= spent_by(found)
                     _take(result, found, at)
                     pos = floor = found.end
                     match = None
@@ -216,7 +216,7 @@ def scan_text(
         if found is None:
             pos = at + 1
             continue
-        left -= _spent(found)
+        left -= spent_by(found)
         _take(result, found, at)
         pos = floor = found.end
     if left <= 0 and (unread := unread_after_limit(limit, text, pos)) is not None:
@@ -224,8 +224,11 @@ def scan_text(
     return result
 
 
-def _spent(found: Extraction) -> int:
-    """What one extraction uses of the response's limit: one per call it read (one at least)."""
+def spent_by(found: Extraction) -> int:
+    """What one extraction uses of the response's limit: one per call it read (one at least).
+
+    The one-shot scan and the stream both count with it, so they stop at the same span.
+    """
     return max(1, len(found.calls))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from utp.parsers.base import Extraction
-from utp.parsers.scanloop import first_call_at, in_inline_code, try_extract, withhold_call_cut_by_limit
+from utp.parsers.scanloop import first_call_at, in_inline_code, spent_by, try_extract, withhold_call_cut_by_limit
 from utp.parsers.streamevents import DiagnosticEvent, StreamEvent
 from utp.parsers.triggerscan import Candidate
 
@@ -177,6 +177,7 @@ class SpanStepper:
                 self._found_end = found.end
                 self._waiting, self._waiting_problems = found, problems
                 return False
+            spent = spent_by(found)  # counted as one-shot parsing counts it, before any call is withheld
             if final and self._finish == "length" and found.calls:
                 found.calls = withhold_call_cut_by_limit(found.calls, text, found.diagnostics)
             for problem in problems:
@@ -191,8 +192,8 @@ class SpanStepper:
             self._begin_span()
             self._pos = self._floor = found.end
             self._mode = "content"
-            self._spans_left -= 1
-            if not self._spans_left:
+            self._spans_left -= spent
+            if self._spans_left <= 0:
                 self._stop_reading_calls(found.end)
             return True
         if not final and not self._decided(text, start, candidates):

@@ -24,7 +24,7 @@ from utp.parsers.families.pythonic import names_offered_tool
 from utp.parsers.familykit import NAME_ATTRIBUTE, ended_before, make_call, read_json_at, render_value, unreadable
 from utp.parsers.layout import unindented
 from utp.parsers.pyliteral import property_schema, typed_value
-from utp.parsers.scanloop import MAX_CALL_SPANS, call_span_limit
+from utp.parsers.scanloop import call_span_limit
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space, space_before
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -168,7 +168,7 @@ class Qwen3CoderFamily(CallFamily):
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
         provisional = False
-        limit = call_span_limit(ctx) if ctx.options else MAX_CALL_SPANS
+        limit = call_span_limit(ctx)
         while len(calls) < limit:  # one block of a model repeating itself is read to the response's limit
             outcome = self._read_function(text, cursor, closer, ctx, diagnostics)
             if isinstance(outcome, Extraction):
