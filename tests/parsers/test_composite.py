@@ -109,6 +109,16 @@ def test_ambiguous_misspelling_is_not_guessed() -> None:
     assert resolve_name("get_ca", ctx).known is False
 
 
+def test_short_names_are_corrected_within_one_edit() -> None:
+    """Two edits are half of ``test``: ``t.test`` (a JavaScript sample's method) is not the ``test`` tool misspelt."""
+    ctx = ParseContext(normalize_tools([{"name": "test"}, {"name": "get_weather"}]))
+    assert resolve_name("tset", ctx).known is True  # one transposition
+    assert resolve_name("t.test", ctx).known is False
+    assert resolve_name("get_wether", ctx).name == "get_weather"
+    sample = "```js\nreturn Promise.all([\n    t.test('this subtest is now skipped'),\n    t.test('run', { only: true }),\n  ]);\n```"
+    assert parse_response(sample, tools=[{"name": "test", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}]).tool_calls == []
+
+
 def test_without_tools_known_is_none() -> None:
     assert parse_response('<tool_call>{"name": "x", "arguments": {}}</tool_call>').tool_calls[0].known is None
 

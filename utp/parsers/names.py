@@ -6,7 +6,9 @@ Models write ``Get_Weather``, ``functions.get_weather``, ``get weather``,
 a recipient's ``to=`` are normalised; a misspelling within two edits of
 exactly *one* offered tool, with the same first letter, is corrected (and
 said so): a typo keeps a name's start, while ``unknown_tool`` is not
-``known_tool`` misspelt. A name polluted by neighbouring markup
+``known_tool`` misspelt. Names shorter than :data:`SHORT_NAME` get one edit:
+two edits are half of ``test``, and ``t.test`` in a JavaScript sample is
+a method of ``t``, not the ``test`` tool misspelt. A name polluted by neighbouring markup
 (``tool_12</arg_value>``, ``assistant<|channel|>analysis`` before the real
 recipient) is the one piece between the tags that names an offered tool, when
 exactly one does. Anything else is kept
@@ -23,6 +25,8 @@ from utp.parsers.base import ParseContext
 
 #: the largest Damerau-Levenshtein distance corrected
 MAX_EDITS = 2
+#: names (either side) shorter than this are corrected within one edit only
+SHORT_NAME = 8
 _PREFIXES = ("functions.", "function.", "tools.", "tool.", "default_api.", "api.")
 #: gpt-oss's recipient header written where the name belongs (``to=functions.get_weather``)
 _RECIPIENT = re.compile(r"(?:assistant\s+)?to=")
@@ -118,12 +122,17 @@ def _resolve_words(name: str, index: "_NameIndex") -> NameMatch:
             for norm, candidates in index.normalized.items()
             if len(candidates) == 1
             and norm[0] == key[0]
-            and abs(len(norm) - len(key)) <= MAX_EDITS
-            and edit_distance(key, norm, MAX_EDITS) <= MAX_EDITS
+            and abs(len(norm) - len(key)) <= (budget := _edit_budget(norm, key))
+            and edit_distance(key, norm, budget) <= budget
         ]
         if len(close) == 1:
             return NameMatch(close[0], "corrected", True)
     return NameMatch(name, "unknown", False)
+
+
+def _edit_budget(a: str, b: str) -> int:
+    """How many edits a misspelling of this length may carry: one for short names, else :data:`MAX_EDITS`."""
+    return MAX_EDITS if min(len(a), len(b)) >= SHORT_NAME else 1
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:
