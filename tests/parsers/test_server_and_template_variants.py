@@ -210,6 +210,9 @@ STRIPPED_HARMONY = 'analysisUser wants Paris.assistantcommentary to=functions.ge
         'analysisUser wants Paris.assistantcommentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>',
         'commentary to=functions.get_weatherjson{"city":"Paris"}',
         'commentary to=functions.get_weather {"city":"Paris"}',
+        # the recipient in the role position, the channel after it, the line broken before the JSON
+        'assistant to=functions.get_weather commentary json\n{"city":"Paris"}',
+        'Checking.\nassistant to=functions.get_weather json {"city":"Paris"}',
     ],
 )
 def test_gpt_oss_with_its_header_tokens_stripped(text: str) -> None:
@@ -225,6 +228,8 @@ def test_gpt_oss_with_its_header_tokens_stripped(text: str) -> None:
         "The commentary to=functions.get_weather header names the recipient.",  # no arguments
         'commentary to=functions.get_weather_daily json{"city":"Paris"}',  # another name
         'commentary to=functions.unknown json{"city":"Paris"}',  # not offered
+        "Here assistant to=functions.get_weather commentary json is the header it writes.",  # no arguments
+        'assistant to=functions.get_weather commentary json\n\nNext: {"city":"Paris"}',  # prose before the JSON
     ],
 )
 def test_stripped_gpt_oss_headers_that_stay_prose(text: str) -> None:
@@ -238,6 +243,7 @@ def test_stripped_gpt_oss_needs_offered_tools() -> None:
 
 def test_stripped_gpt_oss_streams_like_one_shot_at_every_cut() -> None:
     assert_every_cut_matches(STRIPPED_HARMONY + "\nDone.", TOOLS, step=17)
+    assert_every_cut_matches('Checking.\nassistant to=functions.get_weather commentary json\n{"city":"Paris"}\nDone.', TOOLS, step=1)
 
 
 # ---------------------------------------------------------------- gpt-oss, recipient after the prefill

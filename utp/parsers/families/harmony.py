@@ -20,7 +20,10 @@ glued together, ``analysis…assistantcommentary to=functions.NAME json{...}``
 (SGLang's gpt-oss detector reads this "simplified format"). For an offered
 tool, ``[assistant]commentary to=functions.NAME`` followed by the constraint
 and a JSON object is read as that call, with a repair recorded; the glued
-analysis text before it stays content, as nothing marks where it began.
+analysis text before it stays content, as nothing marks where it began. The
+recipient may sit in the role position there too, as in the token form
+(``assistant to=functions.NAME commentary json``), and a client that shows the
+stripped text may break the line before the JSON.
 """
 
 from __future__ import annotations
@@ -57,9 +60,12 @@ _GLUED = "json"
 _STRAY_RUN = re.compile(r"(?:\s*+<\|(?:end|call|return)\|>){0,63}")
 #: what may stand between a stripped header's recipient and its JSON arguments: the
 #: constraint (glued, spaced, with or without its token) and a surviving message token
-_STRIPPED_TAIL = r"(?:json)?[ \t]*+(?:<\|constrain\|>[ \t]*+)?(?:json)?[ \t]*+(?:<\|message\|>[ \t]*+)?"
+_STRIPPED_TAIL = r"(?:[ \t]++commentary\b)?+[ \t]*+(?:json)?[ \t]*+(?:<\|constrain\|>[ \t]*+)?(?:json)?[ \t]*+(?:<\|message\|>)?+\s{0,16}+"
 _STRIPPED_BODY = re.compile(_STRIPPED_TAIL + r"(?=\{)")
-_STRIPPED_RECIPIENT = "commentary to=functions."
+_RECIPIENT_PREFIX = "to=functions."
+#: a stripped header up to the tool name: the recipient after the channel (glued to the text
+#: before it or not), or in the role position (the channel then follows the name)
+_STRIPPED_HEADS = ("commentary " + _RECIPIENT_PREFIX, "assistantcommentary " + _RECIPIENT_PREFIX, "assistant " + _RECIPIENT_PREFIX)
 #: recipients that address the reader, not a tool (Glimmer's answer goes ``to=user``)
 TO_THE_READER = frozenset(("assistant", "user"))
 #: a recipient in the role position right before ``<|channel|>`` once ``<|start|>assistant``
@@ -100,11 +106,11 @@ class HarmonyFamily(CallFamily):
         if ctx is None:
             return self.declared_triggers
         names = dict.fromkeys(n for tool in ctx.tools for n in (tool.name, identifier_safe(tool.name)) if n and not any(c.isspace() for c in n))
-        stripped = (Trigger(f"{glued}{_STRIPPED_RECIPIENT}{name}", _STRIPPED_TAIL + r"\{", from_tool_names=True) for name in names for glued in ("", "assistant"))
+        stripped = (Trigger(f"{head}{name}", _STRIPPED_TAIL + r"\{", from_tool_names=True) for name in names for head in _STRIPPED_HEADS)
         return (*self.declared_triggers, *stripped)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        if _STRIPPED_RECIPIENT in trigger:
+        if _RECIPIENT_PREFIX in trigger:
             return self._stripped(text, pos, trigger, ctx)
         if trigger in _STRAY_ENDS:
             return Extraction(end=_STRAY_RUN.match(text, pos + len(trigger)).end())  # type: ignore[union-attr]
@@ -152,13 +158,13 @@ class HarmonyFamily(CallFamily):
         return len(text) - pos > MAX_HEADER  # None only when no <|message|> within a header's length
 
     def _stripped(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        """``[assistant]commentary to=functions.NAME json{...}`` with the header tokens stripped.
+        """``[assistant]commentary to=functions.NAME json{...}`` (or ``assistant to=functions.NAME commentary json``) with the header tokens stripped.
 
         The arguments are read no further than the same header written again.
         """
         if text.endswith("|>", 0, pos):
             return None  # a real token before it: a header the token reader declined
-        name = _offered(trigger.rpartition(_STRIPPED_RECIPIENT)[2], ctx)
+        name = _offered(trigger.rpartition(_RECIPIENT_PREFIX)[2], ctx)
         body = _STRIPPED_BODY.match(text, pos + len(trigger))
         if name is None or body is None:
             return None
