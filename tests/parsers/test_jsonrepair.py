@@ -42,6 +42,9 @@ def test_valid_json_has_no_repairs() -> None:
         ('["say "hi" now", "b"]', ['say "hi" now', "b"], jr.INNER_QUOTES),
         ('{"city": "Paris", // the city\n "days": 2}', {"city": "Paris", "days": 2}, jr.COMMENTS),
         ('{/* where */ "city": "Paris" /* done */}', {"city": "Paris"}, jr.COMMENTS),
+        ('[{"name": "f", "arguments": {"a": 1}]', [{"name": "f", "arguments": {"a": 1}}], jr.MISSING_CLOSER),
+        ('{"paths": ["a", "b"}', {"paths": ["a", "b"]}, jr.MISSING_CLOSER),
+        ("[{'name': 'f', 'args': {'a': [1, 2}]", [{"name": "f", "args": {"a": [1, 2]}}], jr.MISSING_CLOSER),
     ],
 )
 def test_each_repair_is_named(text: str, expected: object, repair: str) -> None:
@@ -131,7 +134,7 @@ def test_truncated_object_with_trailing_quote() -> None:
     assert value == {"name": "f", "parameters": {"a": "b", "c": False}}
 
 
-@pytest.mark.parametrize("text", ["", "   ", "not json at all", '{"a": 1, b c d}', "{]", "@@@"])
+@pytest.mark.parametrize("text", ["", "   ", "not json at all", '{"a": 1, b c d}', "{]", "@@@", '[{"a": 1}}, {"b": 2}]'])
 def test_unreadable_text_is_a_value_error_naming_the_place(text: str) -> None:
     with pytest.raises(ValueError) as info:
         loads_lenient(text)

@@ -48,3 +48,19 @@ def test_not_a_list_of_calls(case: str) -> None:
 def test_stream_agrees_with_one_shot(case: str, size: int) -> None:
     text = POSITIVE[case][0] if case in POSITIVE else NEGATIVE[case]
     assert_stream_matches_under(text, TOOLS, size)
+
+
+#: a call list whose object lost one closing brace before the list's closer
+BRACE_LEFT_OUT = {
+    "json list": '[{"name": "get_weather", "arguments": {"city": "Oslo"}]',
+    "json list after prose": 'Calling it now: [{"name": "get_weather", "arguments": {"city": "Oslo"}]',
+    "python-dict list": "[{'name': 'get_weather', 'arguments': {'city': 'Oslo'}]",
+}
+
+
+@pytest.mark.parametrize("case", sorted(BRACE_LEFT_OUT))
+def test_a_brace_left_out_before_the_list_closer_is_supplied(case: str) -> None:
+    parsed = parse_response(BRACE_LEFT_OUT[case], tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Oslo"})]
+    assert "closed containers whose closers were left out" in parsed.tool_calls[0].repairs
+    assert_stream_matches_under(BRACE_LEFT_OUT[case], TOOLS, 5)

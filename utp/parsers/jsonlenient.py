@@ -42,6 +42,9 @@ INNER_QUOTES = "kept unescaped quotes inside a string"
 COMMENTS = "removed comments"
 #: a word processor's or chat client's quotes, “…”, as a string's delimiters
 TYPOGRAPHIC_QUOTES = "typographic quotes read as string quotes"
+#: ``[{"name": "f", "arguments": {"a": 1}]``: a closer that belongs to an enclosing container
+#: ends the inner ones whose closers were left out (models drop one brace of a call list)
+MISSING_CLOSER = "closed containers whose closers were left out"
 _TYPOGRAPHIC_OPEN, _TYPOGRAPHIC_CLOSE = "\u201c", "\u201d"
 
 _WS = " \t\r\n\u00a0\ufeff"
@@ -93,6 +96,9 @@ class _LenientReader:
         self.top = 0  # where the document's value starts
         #: the text stopped between the items of the document's list: every item read is whole
         self.cut_between_items = False
+        #: containers open around the one being read: a closer of an enclosing kind ends this one
+        self.lists_open = 0
+        self.objects_open = 0
 
     # -- helpers
 
@@ -140,9 +146,17 @@ class _LenientReader:
         self.skip_ws()
         ch = self.peek()
         if ch == "{":
-            return self.read_object()
+            self.objects_open += 1
+            try:
+                return self.read_object()
+            finally:
+                self.objects_open -= 1
         if ch == "[":
-            return self.read_array()
+            self.lists_open += 1
+            try:
+                return self.read_array()
+            finally:
+                self.lists_open -= 1
         if ch == '"' or ch == "'":
             return self.read_string()
         if ch == "\\" and self.text.startswith('\\"', self.i):
@@ -284,6 +298,9 @@ class _LenientReader:
             if ch == "}":
                 self.i += 1
                 return result
+            if ch == "]" and self.lists_open:
+                self.note(MISSING_CLOSER)
+                return result  # the enclosing list's closer: this object's was left out
             if ch == ",":
                 self.i += 1
                 self.skip_ws()
@@ -417,7 +434,10 @@ class _LenientReader:
                     self.note(TRAILING_COMMA)
                 expect_item = True
                 continue
-            if ch == "}":  # stray closer inside a list
+            if ch == "}":
+                if self.objects_open:  # an enclosing object's closer: this list's was left out
+                    self.note(MISSING_CLOSER)
+                    return result
                 raise self.error("'}' inside a list")
             if not expect_item:
                 self.note(MISSING_COMMA)

@@ -34,6 +34,7 @@ from utp.parsers.jsonlenient import (  # noqa: F401  (re-exported)
     LIST_WRAPPED,
     LONG_NUMBER_AS_TEXT,
     LOOSE_NUMBER,
+    MISSING_CLOSER,
     MISSING_COLON,
     MISSING_COMMA,
     PYTHON_LITERALS,
