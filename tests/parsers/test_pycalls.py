@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from utp.parsers.pycalls import read_simple_calls
-from utp.parsers.pyliteral import LiteralError, _calls_from_tree, _parse_expression, parse_calls
+from utp.parsers.pyliteral import LiteralError, _calls_from_tree, _parse_expression, parse_calls, json_or_text
 
 
 def ast_answer(source: str, one_per_line: bool) -> Any:
@@ -126,3 +126,21 @@ def test_the_common_shapes_take_the_fast_road(source: str) -> None:
 @pytest.mark.parametrize("source", ['[f(a="x\\ny")]', '[f(a={"k": [1]})]', "[f(1)]", "[f(a=(1, 2))]", "[f(a={1, 2})]", "[f(a={k=1})]", "[f(**{})]", "[f(a=1, a=2)]"])
 def test_anything_else_is_left_to_ast(source: str) -> None:
     assert read_simple_calls(source) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        ("San Francisco", "San Francisco"),
+        (" true ", True),
+        ("null", None),
+        ("nothing", "nothing"),
+        ("-3", -3),
+        ('{"a": [1, 2]}', {"a": [1, 2]}),
+        ("{'a': 1}", {"a": 1}),
+        ("[1, 2", "[1, 2"),
+        ("12 Main St", "12 Main St"),
+    ],
+)
+def test_untyped_raw_values_are_the_json_they_spell_else_text(raw: str, value: object) -> None:
+    assert json_or_text(raw) == value and type(json_or_text(raw)) is type(value)

@@ -215,6 +215,13 @@ def test_python_calls_with_names_python_cannot_spell(text: str, want: list) -> N
     assert_stream_matches_under(text, PY_TOOLS, 3)
 
 
+def test_keyword_names_inside_strings_stay_text_and_plain_calls_are_not_renamed() -> None:
+    parsed = parse_response('[book_train(to="Leeds,from=York (class=2)")]', tools=PY_TOOLS)
+    assert [(c.name, c.arguments, c.repairs) for c in parsed.tool_calls] == [("book_train", {"to": "Leeds,from=York (class=2)"}, [])]
+    quoted = parse_response("[book_train(to='it\\'s, from=here', class=2)]", tools=PY_TOOLS).tool_calls[0]
+    assert quoted.arguments == {"to": "it's, from=here", "class": 2} and quoted.repairs
+
+
 def test_python_names_stream_at_every_cut() -> None:
     assert_every_cut_matches(PY_NAMES[1][0], PY_TOOLS, 13)
 

@@ -21,10 +21,17 @@ _HYPHENATED_CALL = re.compile(r"(?<![\w.\-])([A-Za-z_]\w*(?:-\w+)+)(?=[ \t]*\()"
 #: a keyword argument's name right after ``(`` or ``,``
 _KEYWORD_ARGUMENT = re.compile(r"(?<=[(,])([ \t\n]*)([A-Za-z_]\w*)(?=[ \t]*=(?!=))")
 _ALIAS = "_utp_alias_{}_"
+#: a keyword argument named by a Python keyword, anywhere (strings included): the cheap test
+#: that most call lists need no aliasing, so the string-aware pass runs only when one may
+_KEYWORD_NAMED_ARGUMENT = re.compile(r"(?<=[(,])[ \t\n]*(?:%s)(?=[ \t]*=(?!=))" % "|".join(keyword.kwlist))
+#: a single-quoted or double-quoted string's body, up to its closing quote or the line's end
+_STRING_BODY = {quote: re.compile(r"(?:[^%s\\\n]|\\.)*" % quote, re.S) for quote in "'\""}
 
 
 def aliased(source: str) -> tuple[str, dict[str, str]]:
     """``source`` with hyphenated call names and keyword-named arguments renamed, and alias -> original."""
+    if _HYPHENATED_CALL.search(source) is None and _KEYWORD_NAMED_ARGUMENT.search(source) is None:
+        return source, {}
     names: dict[str, str] = {}
     out: list[str] = []
     at = 0
@@ -79,12 +86,5 @@ def _string_end(source: str, start: int) -> int:
     if source.startswith(triple, start):
         close = source.find(triple, start + 3)
         return len(source) if close == -1 else close + 3
-    i = start + 1
-    while i < len(source):
-        if source[i] == "\\":
-            i += 2
-            continue
-        if source[i] == quote or source[i] == "\n":
-            return i + 1
-        i += 1
-    return len(source)
+    body_end = _STRING_BODY[quote].match(source, start + 1).end()  # type: ignore[union-attr]
+    return min(body_end + 1, len(source))  # past the closing quote or the line break

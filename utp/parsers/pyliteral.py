@@ -437,10 +437,20 @@ _CONVERTERS = {
 _TYPE_ALIASES = {"float": "number", "double": "number", "int": "integer", "bool": "boolean", "str": "string", "dict": "object", "list": "array"}
 
 
+#: the JSON words, and the characters every other JSON value starts with: ``San Francisco``
+#: is text without the cost of a refused ``json.loads``
+_JSON_WORDS = {"true": True, "false": False, "null": None}
+_JSON_VALUE_START = frozenset('{["-0123456789')
+
+
 def json_or_text(raw: str) -> Any:
     """A JSON value when ``raw`` is one, a Python list or dict literal, else ``raw`` itself (untyped XML values)."""
     text = raw.strip()
     if not text:
+        return raw
+    if text in _JSON_WORDS:
+        return _JSON_WORDS[text]
+    if text[0] not in _JSON_VALUE_START:
         return raw
     try:
         return json.loads(text)
