@@ -262,3 +262,16 @@ def test_streams_to_the_one_shot_reading(text: str) -> None:
 )
 def test_every_cut_streams_to_the_one_shot_reading(text: str) -> None:
     assert_every_cut_matches(text, TOOLS, step=9)
+
+
+GLM_ESCAPED_BREAKS = "<tool_call>get_weather\\n<arg_key>city</arg_key>\\n<arg_value>Hangzhou</arg_value>\\n</tool_call>"
+
+
+def test_glm_stray_characters_between_a_key_and_its_value_are_skipped() -> None:
+    """Line breaks written as the two characters ``\\n`` (a double-escaped output) stand between the tags."""
+    tools = [{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+    parsed = parse_response(GLM_ESCAPED_BREAKS, tools=tools)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Hangzhou"})]
+    assert any("between 'city' and its value" in r for r in parsed.tool_calls[0].repairs)
+    tagged = parse_response("<tool_call>get_weather\n<arg_key>city</arg_key> <b>x</b><arg_value>Hangzhou</arg_value></tool_call>", tools=tools)
+    assert not any("between 'city'" in r for call in tagged.tool_calls for r in call.repairs)  # markup between is not skipped

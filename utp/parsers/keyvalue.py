@@ -143,10 +143,24 @@ def _value_opening(text: str, at: int, key: str, schema: Any, syntax: KeyValueSy
         cursor = skip_space(text, type_end + len(syntax.type_tag[1]))
     if text.startswith(syntax.value, cursor):
         return cursor, cursor + len(syntax.value), schema
+    if syntax.value and (opener := _value_opener_after_stray_text(text, cursor, syntax)) >= 0:
+        repairs.append(f"ignored {text[cursor:opener]!r} between {key!r} and its value")
+        return opener, opener + len(syntax.value), schema
     if _value_without_opener(text, cursor, syntax):
         repairs.append(f"missing {syntax.value} before the value of {key!r}")
         return cursor, cursor, schema
     return cursor, -1, schema
+
+
+#: how much stray text may stand between a key's closer and its value's opener
+_STRAY_BEFORE_VALUE = 16
+
+
+def _value_opener_after_stray_text(text: str, start: int, syntax: KeyValueSyntax) -> int:
+    """Where the value's opener stands after a few stray characters that hold no tag (a line break
+    written as the two characters ``\\n``, a stray quote), or -1."""
+    at = text.find(syntax.value, start, start + _STRAY_BEFORE_VALUE + len(syntax.value))
+    return at if at > start and "<" not in text[start:at] else -1
 
 
 def _value_without_opener(text: str, start: int, syntax: KeyValueSyntax) -> bool:

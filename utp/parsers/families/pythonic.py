@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
@@ -46,6 +46,7 @@ from utp.parsers.familykit import clip, make_call, unreadable
 from utp.parsers.names import resolve_name
 from utp.parsers.listsalvage import salvage_items
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall, parse_calls, salvage_calls
+from utp.parsers.pylenient import read_lenient_calls
 from utp.parsers.reasoning import answer_start, call_list_starts, may_open_trailing_call_lines, opens_line_after_sentence, trailing_call_lines
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
@@ -126,19 +127,33 @@ def bracket_end(text: str, start: int, limit: int) -> int:
         i += 1
 
 
-def read_calls(source: str, one_per_line: bool = False) -> tuple[list[RawCall], list[str], list[CallFailure]]:
+def read_calls(
+    source: str, one_per_line: bool = False, lenient: Callable[[str], bool] | None = None
+) -> tuple[list[RawCall], list[str], list[CallFailure]]:
     """:func:`parse_calls`, keeping the readable calls of a well-formed list when some are not.
 
-    Raises :class:`LiteralError` (the whole list's error) when nothing can be salvaged.
+    With ``lenient``, a list Python refuses as a whole is then read as the model
+    meant it (:mod:`utp.parsers.pylenient`: unescaped quotes, bare words), when
+    ``lenient`` accepts every name read: callers pass it where a marker or an
+    offered tool's name already says these are calls. Raises
+    :class:`LiteralError` (the whole list's error) when nothing can be read.
     """
     try:
         raws, repairs = parse_calls(source, one_per_line=one_per_line)
     except LiteralError:
         salvaged = salvage_calls(source, one_per_line=one_per_line) or (None if one_per_line else salvage_items(source))
-        if salvaged is None:
+        if salvaged is not None:
+            return salvaged
+        read = read_lenient_calls(source, one_per_line=one_per_line) if lenient is not None else None
+        if read is None or not all(lenient(raw.name) for raw in read[0]):  # type: ignore[misc]
             raise
-        return salvaged
+        return read[0], read[1], []
     return raws, repairs, []
+
+
+def _any_name(name: str) -> bool:
+    """Every name will do: a call marker (``<|tool_call_start|>``) already says these are calls."""
+    return True
 
 
 
@@ -285,7 +300,7 @@ class PythonicFamily(CallFamily):
         if body_end - body_start > MAX_SPAN:
             return unreadable(self.name, text, pos, end, f"call block longer than {MAX_SPAN} characters")
         try:
-            raws, repairs, failures = read_calls(text[body_start:body_end], one_per_line=True)
+            raws, repairs, failures = read_calls(text[body_start:body_end], one_per_line=True, lenient=_any_name)
         except LiteralError as exc:
             kind = DiagnosticKind.TRUNCATED if close == -1 else DiagnosticKind.UNPARSEABLE
             return unreadable(self.name, text, pos, end, str(exc), kind=kind)
@@ -305,7 +320,7 @@ class PythonicFamily(CallFamily):
         if end == -2:
             return unreadable(self.name, text, pos, pos + MAX_SPAN, f"call list longer than {MAX_SPAN} characters")
         try:
-            raws, repairs, failures = read_calls(text[pos:end])
+            raws, repairs, failures = read_calls(text[pos:end], lenient=(lambda name: names_offered_tool(name, ctx)) if offered else None)
         except LiteralError as exc:
             if not offered:
                 return None  # prose that happens to open with "[word(" stays prose

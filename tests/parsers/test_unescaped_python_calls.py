@@ -1,0 +1,116 @@
+"""Python-style calls Python refuses, read as the model meant them (``utp.parsers.pylenient``).
+
+LFM2 and Llama-3.2-style models leave quotes unescaped inside strings
+(``'it's here'``, code holding ``"..."``), write Windows paths with single
+backslashes, and now and then a bare word for a string. Behind a call marker
+or an offered tool's name such a list is read, with a repair recorded; code
+and prose stay what they are, and valid Python reads exactly as before.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from utp.parsers import parse_response
+from utp.parsers.pylenient import BARE_WORD, UNESCAPED_STRING, read_lenient_calls
+from utp.parsers.pyliteral import parse_calls
+from utp.parsers.families.pythonic import python_literal
+
+from .conftest import assert_every_cut_matches, assert_stream_matches_under
+
+TOOLS = [
+    {"name": "save", "parameters": {"type": "object", "properties": {"lines": {"type": "array"}, "obj": {"type": "object"}}}},
+    {"name": "execute", "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}},
+    {"name": "read_file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "encoding": {"type": "string"}}}},
+    {"name": "configure", "parameters": {"type": "object", "properties": {"count": {"type": "integer"}, "mode": {"type": "string"}}}},
+]
+
+CODE = 'import os\n\ndef main():\n    d = {"k": "v"}\n    print(f"{d["k"]} done")\n'
+
+READ = {
+    "apostrophes in a list of strings": (
+        "<|tool_call_start|>[save(lines=['it's a fine day', 'My name's Jan', 'That's Johns' car.'])]<|tool_call_end|>",
+        ("save", {"lines": ["it's a fine day", "My name's Jan", "That's Johns' car."]}),
+        UNESCAPED_STRING,
+    ),
+    "apostrophes in a dict": (
+        "[save(obj={'name': 'it's here', 'note': 'Hello, it's me'})]",
+        ("save", {"obj": {"name": "it's here", "note": "Hello, it's me"}}),
+        UNESCAPED_STRING,
+    ),
+    "code with its own double quotes": (
+        f'<|tool_call_start|>[execute(code="{CODE}")]<|tool_call_end|>',
+        ("execute", {"code": CODE}),
+        UNESCAPED_STRING,
+    ),
+    "a Windows path": (
+        '[read_file(path="C:\\Users\\test\\file.txt", encoding="utf-8")]',
+        ("read_file", {"path": "C:\\Users\\test\\file.txt", "encoding": "utf-8"}),
+        UNESCAPED_STRING,
+    ),
+    "a bare word for a string": (
+        "<|tool_call_start|>[configure(count=5, mode=fast)]<|tool_call_end|>",
+        ("configure", {"count": 5, "mode": "fast"}),
+        BARE_WORD,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(READ))
+def test_calls_python_refuses_are_read_as_meant(case: str) -> None:
+    text, (name, arguments), repair = READ[case]
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [(name, arguments)]
+    assert repair in parsed.tool_calls[0].repairs
+    assert_stream_matches_under(text, TOOLS, 7)
+
+
+def test_a_marked_block_is_read_without_tools_too() -> None:
+    assert [c.name for c in parse_response(READ["a bare word for a string"][0]).tool_calls] == ["configure"]
+
+
+def test_streams_agree_at_every_cut() -> None:
+    assert_every_cut_matches("Saving.\n" + READ["apostrophes in a list of strings"][0] + "\nDone.", TOOLS, 5)
+
+
+STAYS = {
+    "code naming variables": "[save(lines), execute(code)]",
+    "a bare word as a positional value": "[execute(fast)]",
+    "an operator": "[configure(count=5 + 2)]",
+    "a name nobody offered": "[remove(path='it's gone')]",
+    "a string that never closes": "[save(lines=['it's)]",
+    "prose in brackets": "See [save(lines='a's) and more] later.",
+}
+
+
+@pytest.mark.parametrize("case", sorted(STAYS))
+def test_code_and_prose_stay_unread(case: str) -> None:
+    assert parse_response(STAYS[case], tools=TOOLS).tool_calls == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["[f(a=1)", "[f(a='x'; b=2)]", "[f(a=[1, 2)]", "f(a=1) g(b=2)", "[f(a={'k' 'v'})]", "[f(" * 200 + "a=1" + ")" * 200 + "]"],
+)
+def test_what_the_reader_cannot_read_is_none(source: str) -> None:
+    assert read_lenient_calls(source) is None
+
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet="abcxyz_", min_size=1, max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+keywords = st.dictionaries(st.sampled_from(["a", "city", "path", "n_items", "mode"]), values, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["f", "get_weather", "ns.tool"]), keywords), min_size=1, max_size=3))
+def test_valid_python_reads_as_the_strict_reader_reads_it(calls: list[tuple[str, dict]]) -> None:
+    source = "[" + ", ".join(f"{name}({', '.join(f'{k}={python_literal(v)}' for k, v in args.items())})" for name, args in calls) + "]"
+    strict, _ = parse_calls(source)
+    lenient = read_lenient_calls(source)
+    assert lenient is not None
+    assert [(c.name, c.keywords) for c in lenient[0]] == [(c.name, c.keywords) for c in strict]

@@ -1,0 +1,262 @@
+"""Python-style call lists that Python refuses, read the way the model meant them.
+
+Models that write ``[f(a="x")]`` calls (LFM2, Llama 3.2, ToolACE-style
+fine-tunes) do not escape what they quote: ``save(text='it's here')``,
+``execute(code="d = {"k": "v"}")``, ``read(path="C:\\Users\\a.txt")``, and
+now and then a bare word for a string (``mode=fast``). ``ast`` refuses all of
+them, and the strict reader is right to: it is the one judge of valid Python.
+This reader is the fallback after it, for calls a marker or an offered tool
+name already says are calls:
+
+* a string ends at the first of its quotes that what follows can continue
+  from: in an argument list ``)`` closing the call (then the list's ``]``, the
+  next call or the end) or ``, name=``; in a list ``]`` or ``,`` and the next
+  item; in a dict ``}`` or ``,`` and the next key. Any other quote is the
+  value's own;
+* a string that is not valid Python (an unescaped quote inside, a ``\\U``
+  that is no escape) is taken as written, backslashes included: a model that
+  escaped nothing did not mean ``\\n`` in a code sample as a line break;
+* a bare word as a keyword argument's value is that word as a string.
+
+Each of these is recorded as a repair. Anything else unreadable (an
+operator, a name where a positional value belongs, an unclosed call) fails
+as a whole: :func:`read_lenient_calls` returns None and the strict reader's
+error stands.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from typing import Any
+
+from utp.numbers import read_number
+from utp.parsers.pycalls import RawCall
+
+#: what may follow the closing quote of a string in each place it can stand
+_CONTINUES = {
+    "argument": re.compile(
+        r"[ \t]*+(?:,\s*+[A-Za-z_]\w*+[ \t]*+=(?!=)|,?\s*+\)\s*+(?:\Z|[\],]|\n\s*+[A-Za-z_][\w.\-]*+\s*+\())"
+    ),
+    "positional": re.compile(
+        r"""[ \t]*+(?:,\s*+(?:[A-Za-z_]\w*+[ \t]*+=(?!=)|['"\[{(\-\d]|True\b|False\b|None\b)|,?\s*+\)\s*+(?:\Z|[\],]|\n\s*+[A-Za-z_][\w.\-]*+\s*+\())"""
+    ),
+    "item": re.compile(r"""\s*+(?:\]|,\s*+(?:\]|['"\[{(\-\d.]|[rRbBuU]{1,2}['"]|True\b|False\b|None\b|true\b|false\b|null\b))"""),
+    "value": re.compile(r"""\s*+(?:\}|,\s*+(?:\}|['"]|[A-Za-z_]\w*+\s*+[:=]))"""),
+    "key": re.compile(r"\s*+[:=]"),
+    "element": re.compile(r"""\s*+(?:\)|,\s*+(?:\)|['"\[{(\-\d.]|True\b|False\b|None\b))"""),
+}
+_NAME = re.compile(r"[A-Za-z_][\w\-]*(?:\.[A-Za-z_][\w\-]*)*")
+_KEYWORD = re.compile(r"([A-Za-z_]\w*)[ \t]*=(?!=)")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_NUMBER = re.compile(r"[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_PREFIX = re.compile(r"[rRbBuUfF]{0,2}(?=['\"])")
+_SPACE = re.compile(r"\s*")
+_CONSTANTS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
+#: deeper than any call a model writes; keeps hostile nesting from reaching Python's recursion limit
+_MAX_DEPTH = 64
+
+UNESCAPED_STRING = "a string with unescaped quotes or backslashes taken as written"
+BARE_WORD = "a bare word read as a string"
+
+
+class _Refused(Exception):
+    """This reader cannot read the source either."""
+
+
+class _Reader:
+    def __init__(self, source: str) -> None:
+        self.text = source
+        self.at = 0
+        self.repairs: list[str] = []
+
+    def space(self) -> None:
+        self.at = _SPACE.match(self.text, self.at).end()  # type: ignore[union-attr]
+
+    def expect(self, char: str) -> None:
+        self.space()
+        if not self.text.startswith(char, self.at):
+            raise _Refused
+        self.at += 1
+
+    def note(self, repair: str) -> None:
+        if repair not in self.repairs:
+            self.repairs.append(repair)
+
+    # -- calls
+
+    def calls(self, one_per_line: bool) -> list[RawCall]:
+        calls: list[RawCall] = []
+        self.space()
+        while self.at < len(self.text):
+            if self.text.startswith("[", self.at):
+                self.at += 1
+                calls.extend(self._call_list())
+            else:
+                calls.append(self.call())
+            self.space()
+            if self.text.startswith((",", ";"), self.at):
+                self.at += 1
+                self.space()
+            elif not one_per_line and self.at < len(self.text):
+                raise _Refused
+        if not calls:
+            raise _Refused
+        return calls
+
+    def _call_list(self) -> list[RawCall]:
+        calls: list[RawCall] = []
+        self.sequence("]", lambda: calls.append(self.call()))
+        return calls
+
+    def call(self) -> RawCall:
+        self.space()
+        name = _NAME.match(self.text, self.at)
+        if name is None:
+            raise _Refused
+        self.at = name.end()
+        self.expect("(")
+        call = RawCall(name.group())
+
+        def argument() -> None:
+            keyword = _KEYWORD.match(self.text, self.at)
+            if keyword is None:
+                call.positional.append(self.value("positional", 0))
+                return
+            self.at = keyword.end()
+            call.keywords[keyword.group(1)] = self.value("argument", 0, bare_word=True)
+
+        self.sequence(")", argument)
+        return call
+
+    def sequence(self, closer: str, read_one: Callable[[], None]) -> None:
+        """Items separated by commas (a trailing one allowed) up to ``closer``, which is consumed."""
+        while True:
+            self.space()
+            if self.text.startswith(closer, self.at):
+                self.at += 1
+                return
+            read_one()
+            self.space()
+            if self.text.startswith(",", self.at):
+                self.at += 1
+            elif not self.text.startswith(closer, self.at):
+                raise _Refused
+
+    # -- values
+
+    def value(self, place: str, depth: int, bare_word: bool = False) -> Any:
+        if depth > _MAX_DEPTH:
+            raise _Refused
+        self.space()
+        text, at = self.text, self.at
+        prefix = _PREFIX.match(text, at)
+        if prefix is not None:
+            self.at = prefix.end()
+            return self.string(place, raw="r" in prefix.group().lower())
+        head = text[at : at + 1]
+        if head == "[":
+            return self.container("]", "item", depth)
+        if head == "(":
+            return self.container(")", "element", depth)
+        if head == "{":
+            return self.mapping(depth)
+        number = _NUMBER.match(text, at)
+        if number is not None and number.end() > at and (value := read_number(number.group().replace("_", ""))) is not None:
+            self.at = number.end()
+            return value
+        word = _WORD.match(text, at)
+        if word is None:
+            raise _Refused
+        self.at = word.end()
+        if word.group() in _CONSTANTS:
+            return _CONSTANTS[word.group()]
+        if not bare_word or _CONTINUES[place].match(text, self.at) is None:
+            raise _Refused  # a name where a value belongs: code, not a call
+        self.note(BARE_WORD)
+        return word.group()
+
+    def string(self, place: str, raw: bool) -> str:
+        text = self.text
+        quote = text[self.at]
+        if text.startswith(quote * 3, self.at):
+            close = text.find(quote * 3, self.at + 3)
+            if close == -1:
+                raise _Refused
+            body, self.at = text[self.at + 3 : close], close + 3
+            return self._decoded(body, quote * 3, raw)
+        start = self.at + 1
+        follows = _CONTINUES[place]
+        at = start
+        while True:
+            close = text.find(quote, at)
+            if close == -1:
+                raise _Refused
+            if not _escaped(text, close) and follows.match(text, close + 1) is not None:
+                break
+            at = close + 1
+        self.at = close + 1
+        return self._decoded(text[start:close], quote, raw)
+
+    def _decoded(self, body: str, quote: str, raw: bool) -> str:
+        """Python's reading of the string when it is one, else the text as written (said so)."""
+        if not _unescaped_quote(body, quote):
+            if raw or "\\" not in body:
+                return body
+            try:
+                value = ast.literal_eval(quote + body + quote)
+            except (SyntaxError, ValueError, MemoryError, RecursionError):
+                value = None
+            if isinstance(value, str):
+                return value
+        self.note(UNESCAPED_STRING)
+        return body
+
+    def container(self, closer: str, place: str, depth: int) -> list[Any]:
+        self.at += 1
+        items: list[Any] = []
+        self.sequence(closer, lambda: items.append(self.value(place, depth + 1)))
+        return items
+
+    def mapping(self, depth: int) -> dict[str, Any]:
+        self.at += 1
+        result: dict[str, Any] = {}
+
+        def entry() -> None:
+            word = _WORD.match(self.text, self.at)
+            if word is not None and self.text[word.end() : word.end() + 1] in (":", "=", " ", "\t"):
+                self.at = word.end()
+                key: Any = word.group()
+            else:
+                key = self.value("key", depth + 1)
+            self.space()
+            if not self.text.startswith((":", "="), self.at):
+                raise _Refused
+            self.at += 1
+            result[key if isinstance(key, str) else str(key)] = self.value("value", depth + 1, bare_word=True)
+
+        self.sequence("}", entry)
+        return result
+
+
+def _escaped(text: str, at: int) -> bool:
+    """Is the character at ``at`` escaped (an odd run of backslashes before it)?"""
+    run = 0
+    while at - run - 1 >= 0 and text[at - run - 1] == "\\":
+        run += 1
+    return run % 2 == 1
+
+
+def _unescaped_quote(body: str, quote: str) -> bool:
+    return any(not _escaped(body, i) for i in range(len(body)) if body[i] == quote)
+
+
+def read_lenient_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawCall], list[str]] | None:
+    """The calls in ``source`` read as described above, with the repairs made; None when it cannot."""
+    reader = _Reader(source.strip())
+    try:
+        calls = reader.calls(one_per_line)
+    except (_Refused, RecursionError):
+        return None
+    return calls, reader.repairs
