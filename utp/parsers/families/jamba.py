@@ -15,6 +15,7 @@ bad value's brackets (a call nested in a broken call is never lifted out).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
@@ -25,6 +26,8 @@ OPEN = "<tool_calls>"
 CLOSE = "</tool_calls>"
 #: opening tag -> closing tag (Jamba/Hunyuan, Llama-Nemotron)
 PAIRS = {OPEN: CLOSE, "<TOOLCALL>": "</TOOLCALL>"}
+#: a Python-style call list where the JSON list belongs
+_PYTHON_CALL_LIST = re.compile(r"\s*+\[\s*+[A-Za-z_][\w.\-]*+\s*+\(")
 
 
 @register_family
@@ -36,6 +39,8 @@ class JambaFamily(CallFamily):
     summary = '<tool_calls>[{"name": ..., "arguments": {...}}]</tool_calls> (Llama-Nemotron: <TOOLCALL>[...]</TOOLCALL>)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if _PYTHON_CALL_LIST.match(text, pos + len(trigger)):
+            return None  # ``<TOOLCALL>[f(a=1)]``: a Python-style list, pythonic's
         return extract_tagged_json(self.name, text, pos, pos + len(trigger), (PAIRS[trigger],), resume_lines=True)
 
     def render(self, calls: Sequence[ToolCall]) -> str:

@@ -43,6 +43,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.familykit import clip, make_call, unreadable
+from utp.parsers.families.jamba import PAIRS as JAMBA_PAIRS
 from utp.parsers.names import resolve_name
 from utp.parsers.listsalvage import salvage_items
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall, parse_calls, salvage_calls
@@ -54,8 +55,14 @@ from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 LFM_OPEN, LFM_CLOSE = "<|tool_call_start|>", "<|tool_call_end|>"
 OLMO_OPEN, OLMO_CLOSE = "<function_calls>", "</function_calls>"
 LLAMA4_OPEN, LLAMA4_CLOSE = "<|python_start|>", "<|python_end|>"
-#: wrapper opener -> closer (the body is a call list or calls, one per line)
-WRAPPERS = {LFM_OPEN: LFM_CLOSE, OLMO_OPEN: OLMO_CLOSE, LLAMA4_OPEN: LLAMA4_CLOSE}
+#: wrapper opener -> closer (the body is a call list or calls, one per line); Nemotron and
+#: Jamba tags hold JSON lists (``jamba``'s) or, from models prompted Python-style, call lists
+WRAPPERS = {
+    LFM_OPEN: LFM_CLOSE,
+    OLMO_OPEN: OLMO_CLOSE,
+    LLAMA4_OPEN: LLAMA4_CLOSE,
+    **{opener: closer for opener, closer in JAMBA_PAIRS.items()},
+}
 #: fences whose label declares a call; the body is read like a wrapped block
 FENCE_OPENERS, FENCE_CLOSE = ("```tool_code", "```tool_call"), "```"
 #: the rest of a call fence's opening line, then a call or a call list (not JSON)
@@ -89,6 +96,11 @@ _WRAPPED_JSON = re.compile(r"\s{0,64}(?:\{|\[\s{0,16}\{)")
 #: matches (here with possessive runs: each stops at a character the next part cannot take, so the
 #: match is the same) or only whitespace is left (``\s`` is ``str.isspace``, as ``skip_space``)
 _WRAPPED_SCAN_HEAD = r"(?:\s{0,64}+(?:[\[{]|[A-Za-z_][\w.]{0,2300}+\s{0,16}+\()|\s*+\Z)"
+#: the scan lookahead for JSON tags that may hold a Python-style list instead (``<TOOLCALL>[f(``):
+#: that list's head, or only whitespace left (a bracketless call or JSON there is not ours)
+_LISTED = r"\s{0,64}+\[\s{0,16}+[A-Za-z_][\w.\-]{0,2300}+\s{0,16}+\("
+_LISTED_SCAN_HEAD = rf"(?:{_LISTED}|\s*+\Z)"
+_LISTED_HEAD = re.compile(_LISTED)
 #: a call head still arriving ("get_wea")
 _PARTIAL_CALL_HEAD = re.compile(r"[A-Za-z_][\w.]{0,2300}\s{0,16}")
 #: a bare-list head still arriving ("[get_wea")
@@ -252,6 +264,7 @@ class PythonicFamily(CallFamily):
         "[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.\-]*+\s*+\(",
         **dict.fromkeys(FENCE_OPENERS, _FENCE_HEAD),
         **dict.fromkeys(WRAPPERS, _WRAPPED_SCAN_HEAD),
+        **dict.fromkeys(JAMBA_PAIRS, _LISTED_SCAN_HEAD),
     }) + (
         #: a code fence, once tools are offered: Gemma/Gemini write ```` ```python ```` calls of them
         Trigger(CODE_FENCE, _CODE_FENCE_HEAD, offered_only=True),
@@ -281,6 +294,8 @@ class PythonicFamily(CallFamily):
         if trigger not in _STATIC_TRIGGERS:
             return self._bracketless(text, pos, ctx)
         body_start = pos + len(trigger)
+        if trigger in JAMBA_PAIRS and _LISTED_HEAD.match(text, body_start) is None:
+            return None  # JSON (jamba's), or no call list
         if trigger in FENCE_OPENERS:
             if _FENCE_HEAD_RE.match(text, body_start) is None:
                 return None  # JSON or prose in the fence: not a python-style call
@@ -293,6 +308,8 @@ class PythonicFamily(CallFamily):
         if trigger in WRAPPERS and _WRAPPED_JSON.match(text, body_start):
             return extract_tagged_json(self.name, text, pos, body_start, (closing,))
         close = find_forward(text, closing, body_start)
+        if trigger in WRAPPERS and (listed := self._list_before_text(text, body_start, close, closing, ctx)) is not None:
+            return listed
         end = len(text) if close == -1 else close + len(closing)
         body_end = len(text) if close == -1 else close
         if not text[body_start:body_end].strip():
@@ -305,6 +322,22 @@ class PythonicFamily(CallFamily):
             kind = DiagnosticKind.TRUNCATED if close == -1 else DiagnosticKind.UNPARSEABLE
             return unreadable(self.name, text, pos, end, str(exc), kind=kind)
         return self._extraction(text, pos, end, raws, repairs, ctx, failures)
+
+    def _list_before_text(self, text: str, body_start: int, close: int, closing: str, ctx: ParseContext) -> Extraction | None:
+        """A wrapped call list the model went on from without the closer: ``<|python_start|>[f()]<|eom|>``,
+        ``<|tool_call_start|>[f()] more text``. The list ends the call (a repair); None when the
+        closer follows the list, or no whole list opens the body."""
+        start = skip_space(text, body_start)
+        if not text.startswith("[", start) or _BARE_HEAD.match(text, start) is None:
+            return None
+        end = bracket_end(text, start, MAX_SPAN)
+        if end < 0 or (close != -1 and not text[end:close].strip()):
+            return None
+        try:
+            raws, repairs, failures = read_calls(text[start:end], lenient=_any_name)
+        except LiteralError:
+            return None
+        return self._extraction(text, start, end, raws, [*repairs, f"{closing} missing after the call list"], ctx, failures)
 
     def _bare_list(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         head = _BARE_HEAD.match(text, pos)
