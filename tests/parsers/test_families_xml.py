@@ -612,7 +612,7 @@ def test_pythonic_unclosed_list_of_an_offered_tool_is_truncated() -> None:
 
 
 def test_pythonic_oversized_list_is_refused_without_parsing() -> None:
-    from utp.parsers.families.pythonic import MAX_SPAN
+    from utp.parsers.pythoncalls import MAX_SPAN
 
     text = "[f(a=[" + "1," * (MAX_SPAN // 2) + "1])]"
     parsed = parse_response(text)

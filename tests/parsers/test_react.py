@@ -22,6 +22,8 @@ from utp.parsers.triggerscan import TriggerScanner
 from utp.parsers.streaming import CallReady, ContentDelta, StreamParser, stream_parse
 from utp.types import DiagnosticKind, Tool, ToolCall
 
+from .conftest import assert_stream_matches_under
+
 FAMILY = registered_families()["react"]
 WEATHER = Tool("get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}}})
 TIME = Tool("get_time")
@@ -207,8 +209,17 @@ def test_split_call_object_reads_the_agent_blob() -> None:
     assert split_call_object({"action": "Final Answer", "action_input": "sunny"}) is None
     assert split_call_object({"action": "final  answer", "action_input": "sunny"}) is None
     assert split_call_object({"action": "get_weather"}) is None  # both keys or nothing
-    assert split_call_object({"action": "get_weather", "action_input": {}, "thought": "x"}) is None
+    # the model's reasoning written into the blob (Dify's CoT agents) leaves it a call; anything else does not
+    assert split_call_object({"action": "get_weather", "action_input": {}, "thought": "x"}) == ("get_weather", {})
+    assert split_call_object({"action": "get_weather", "action_input": {}, "note": "x"}) is None
     assert split_call_object({"action": 3, "action_input": {}}) is None
+
+
+def test_thoughts_beside_a_call_leave_it_a_call_but_not_beside_a_name_alone() -> None:
+    assert split_call_object({"thought": "t", "name": "ls", "arguments": {"path": "."}}) == ("ls", {"path": "."})
+    assert split_call_object({"name": "Bob", "thought": "hm"}) is None
+    wrapped = calls_from_value({"thoughts": {"plan": "p"}, "command": {"name": "ls", "args": {"path": "."}}}, "json", "raw")
+    assert wrapped is not None and [(c.name, c.arguments) for c in wrapped[0]] == [("ls", {"path": "."})]
 
 
 def test_the_bare_agent_blob_is_calls_shaped() -> None:
@@ -235,6 +246,21 @@ def test_the_agent_blob_in_a_json_fence_after_action() -> None:
     parsed = parse_response(text, tools=TOOLS)
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"})]
     assert parsed.content == "Thought: weather.\nObservation: x"
+
+
+@pytest.mark.parametrize("layout", [" ", "\n"])
+def test_the_agent_blob_straight_after_action_without_its_fence(layout: str) -> None:
+    text = f'Thought: weather.\nAction:{layout}{{"action": "get_weather", "action_input": {{"city": "Paris"}}, "thought": "t"}}\nThought: then {{"action": "x"}}'
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert parsed.content == 'Thought: weather.\nThought: then {"action": "x"}'
+    assert_stream_matches_under(text, TOOLS, 4)
+
+
+@pytest.mark.parametrize("text", ["Action: {not json} at all", 'Action: {"city": "Paris"}', 'Action: {"action": "Final Answer", "action_input": "x"}'])
+def test_what_follows_action_unfenced_that_is_no_call_stays_prose(text: str) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert parsed.tool_calls == [] and parsed.content == text
 
 
 def test_the_agent_blobs_final_answer_in_a_fence_is_no_call() -> None:

@@ -20,6 +20,9 @@ NAME_KEYS = ("name", "tool_name", "function_name", "tool", "function", "recipien
 ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "params", "kwargs", "argument", "tool_args", "tool_arguments", "function_args", "function_arguments")
 #: keys that may sit next to name/arguments without making the object something else
 _META_KEYS = {"id", "type", "index", "call_id", "tool_call_id"}
+#: the model's reasoning written into the call object (ReAct-style JSON agents): beside a name and
+#: its arguments it is still a call; beside a name alone it may be any object, so it is not
+THOUGHT_KEYS = frozenset({"thought", "thoughts", "reasoning"})
 #: which MCP server the tool lives on: camel-ai's MCP agent writes ``server_idx`` before ``tool_name``
 #: and ``tool_args``; routing, not an argument, so it may sit beside them as the ids do
 ROUTING_KEYS = frozenset({"server_idx", "server_id", "server_name"})
@@ -30,8 +33,9 @@ CALL_TYPES = frozenset({"tool_call", "function_call", "tool_use"})
 #: a model echoing an OpenAI message (``{"role": "assistant", "tool_calls": [...]}``)
 CALL_LIST_KEYS = ("tool_calls", "function_calls")
 #: keys of an object that carries one call: OpenAI's legacy ``{"role": "assistant", "function_call":
-#: {"name": ..., "arguments": "..."}}`` echoed into the content, and its singular ``tool_call``
-CALL_WRAPPER_KEYS = ("function_call", "tool_call")
+#: {"name": ..., "arguments": "..."}}`` echoed into the content, its singular ``tool_call``, and the
+#: ``command`` of agents' JSON replies (SWE-agent's ``{"thought": ..., "command": {call}}``)
+CALL_WRAPPER_KEYS = ("function_call", "tool_call", "command")
 #: what may sit beside that list without making the object something else
 _CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "role", "type", "id"}
 #: Text Generation Inference's tool grammar makes the model write ``{"function": {"_name": NAME,
@@ -99,7 +103,7 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
                 return None
             return _checked_name(inner[TGI_NAME_KEY], {k: v for k, v in inner.items() if k != TGI_NAME_KEY})
         return split_call_object(inner, require_arguments)
-    if AGENT_INPUT_KEY in keys and keys.keys() - _META_KEYS == _AGENT_KEYS:
+    if AGENT_INPUT_KEY in keys and keys.keys() - _META_KEYS - THOUGHT_KEYS == _AGENT_KEYS:
         return _agent_action(obj[keys[AGENT_ACTION_KEY]], obj[keys[AGENT_INPUT_KEY]])
     if is_tool_definition(obj):
         return None
@@ -108,8 +112,9 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
         return None
     arg_keys = [keys[k] for k in ARG_KEYS if k in keys]
     arg_key = _arguments_key(obj, arg_keys)
+    beside = _META_KEYS | THOUGHT_KEYS if arg_keys else _META_KEYS
     for norm in keys:
-        if norm not in _META_KEYS and keys[norm] is not name_key and keys[norm] not in arg_keys:
+        if norm not in beside and keys[norm] is not name_key and keys[norm] not in arg_keys:
             return None
     if arg_key is None and arg_keys:
         return None  # two argument keys holding different values: which one the model meant is a guess

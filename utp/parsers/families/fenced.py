@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import calls_from_value, skip_ws
-from utp.parsers.families.pythonic import names_offered_tool
+from utp.parsers.pythoncalls import names_offered_tool
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.reasoning import REASONING_CLOSERS
 from utp.parsers.textscan import find_forward

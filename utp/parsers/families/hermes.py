@@ -42,7 +42,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.callshape import NAME_KEYS, build_call, calls_from_value, repaired_diagnostics, unparseable
 from utp.parsers.elements import OPEN_ELEMENT, child_elements, elements_to_dict
 from utp.parsers.taggedjson import salvage_list, valid_json_before
-from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
+from utp.parsers.pythoncalls import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
 from utp.parsers.pyliteral import LiteralError
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, loads_lenient, scan_json_value

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
-from utp.parsers.families.pythonic import MAX_SPAN, bracket_end, build_python_calls, read_calls
+from utp.parsers.pythoncalls import MAX_SPAN, bracket_end, build_python_calls, read_calls
 from utp.parsers.familykit import make_call, read_json_at, unreadable
 from utp.parsers.pyliteral import LiteralError
 from utp.parsers.textscan import skip_space

@@ -27,7 +27,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import build_call, skip_ws
 from utp.parsers.taggedjson import extract_tagged_json
-from utp.parsers.families.pythonic import MAX_SPAN, build_python_calls, names_offered_tool
+from utp.parsers.pythoncalls import MAX_SPAN, build_python_calls, names_offered_tool
 from utp.parsers.names import names_offered_tool_at
 from utp.parsers.pyliteral import LiteralError, parse_calls
 from utp.parsers.textscan import find_forward

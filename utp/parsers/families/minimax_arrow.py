@@ -40,7 +40,7 @@ from utp.parsers.pyliteral import property_schema, typed_value
 from utp.parsers.textscan import find_first, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
-from utp.parsers.families.pythonic import bracket_end
+from utp.parsers.pythoncalls import bracket_end
 
 OPEN = "[TOOL_CALL]"
 CLOSE = "[/TOOL_CALL]"

@@ -37,20 +37,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.taggedjson import extract_tagged_json
-from utp.parsers.familykit import clip, make_call, unreadable
+from utp.parsers.familykit import clip, unreadable
 from utp.parsers.families.jamba import PAIRS as JAMBA_PAIRS
-from utp.parsers.names import resolve_name
-from utp.parsers.listsalvage import salvage_items
-from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall, parse_calls, salvage_calls
-from utp.parsers.pylenient import read_lenient_calls
+from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall
+from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.reasoning import answer_start, call_list_starts, may_open_trailing_call_lines, opens_line_after_sentence, trailing_call_lines
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
-from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 LFM_OPEN, LFM_CLOSE = "<|tool_call_start|>", "<|tool_call_end|>"
 OLMO_OPEN, OLMO_CLOSE = "<function_calls>", "</function_calls>"
@@ -80,14 +78,9 @@ _CODE_FENCE_OPENING = re.compile(r"```[ \t]*(?:[Pp]ython3?|py)?[ \t]*\r?\n")
 _CODE_FENCE_PARTIAL = re.compile(r"```[ \t]*(?:[Pp](?:y(?:t(?:h(?:o(?:n3?)?)?)?)?)?)?[ \t]*\r?")
 #: the first call's name in a code fence's body (each name is checked once the body is read)
 _CODE_FIRST_CALL = re.compile(r"\s*(?:print\s*\(\s*)?(?:\[\s*)?([A-Za-z_][\w.]{0,256})\s*\(")
-#: a call list longer than this is not parsed (ast on megabytes of brackets is slow and pointless)
-MAX_SPAN = 256 * 1024
 #: how many leading characters may precede a bare list that opens the response
 _LEADING_LIMIT = 256
 _BARE_HEAD = re.compile(r"\[\s{0,16}([A-Za-z_][\w\-]{0,255}(?:\.[A-Za-z_][\w\-]{0,255}){0,8})\s{0,16}\(")
-_BRACKET_OR_QUOTE = re.compile(r"[\"'()\[\]{}]")
-_DOUBLE_BODY = re.compile(r'(?:[^"\\]|\\.)*', re.S)
-_SINGLE_BODY = re.compile(r"(?:[^'\\]|\\.)*", re.S)
 #: what must open a wrapped block: a call "name(", a list "[" or a JSON object "{"
 _WRAPPED_HEAD = re.compile(r"\s{0,64}(?:[\[{]|[A-Za-z_][\w.]{0,2300}\s{0,16}\()")
 #: a wrapped block of JSON calls (openPangu writes ``<|tool_call_start|>[{"name": ...}]``)
@@ -105,153 +98,6 @@ _LISTED_HEAD = re.compile(_LISTED)
 _PARTIAL_CALL_HEAD = re.compile(r"[A-Za-z_][\w.]{0,2300}\s{0,16}")
 #: a bare-list head still arriving ("[get_wea")
 _PARTIAL_HEAD = re.compile(r"\[\s{0,16}(?:[A-Za-z_][\w.]{0,2300}\s{0,16})?")
-
-
-_CLOSING = {"[": "]", "(": ")", "{": "}"}
-
-
-def bracket_end(text: str, start: int, limit: int) -> int:
-    """Index just past the bracket matching ``text[start]``; -1 at the end of text, -2 past ``limit``.
-
-    Quotes are honoured (a ``]`` inside a string does not close anything).
-    The scan jumps between brackets and quotes with a compiled pattern and
-    skips string bodies in one match, so ordinary text costs C speed.
-    """
-    if find_forward(text, _CLOSING[text[start]], start) == -1:
-        return -1  # nothing could ever close it: truncated, no scan needed
-    depth = 0
-    stop = min(len(text), start + limit)
-    search = _BRACKET_OR_QUOTE.search
-    i = start
-    while True:
-        found = search(text, i, stop)
-        if found is None:
-            return -1 if stop == len(text) else -2
-        i = found.start()
-        ch = text[i]
-        if ch in "\"'":
-            body = (_DOUBLE_BODY if ch == '"' else _SINGLE_BODY).match(text, i + 1, stop)
-            i = body.end() + 1 if body else i + 1
-            continue
-        depth += 1 if ch in "([{" else -1
-        if depth == 0:
-            return i + 1
-        i += 1
-
-
-def read_calls(
-    source: str, one_per_line: bool = False, lenient: Callable[[str], bool] | None = None
-) -> tuple[list[RawCall], list[str], list[CallFailure]]:
-    """:func:`parse_calls`, keeping the readable calls of a well-formed list when some are not.
-
-    With ``lenient``, a list Python refuses as a whole is then read as the model
-    meant it (:mod:`utp.parsers.pylenient`: unescaped quotes, bare words), when
-    ``lenient`` accepts every name read: callers pass it where a marker or an
-    offered tool's name already says these are calls. Raises
-    :class:`LiteralError` (the whole list's error) when nothing can be read.
-    """
-    try:
-        raws, repairs = parse_calls(source, one_per_line=one_per_line)
-    except LiteralError:
-        salvaged = salvage_calls(source, one_per_line=one_per_line) or (None if one_per_line else salvage_items(source))
-        if salvaged is not None:
-            return salvaged
-        read = read_lenient_calls(source, one_per_line=one_per_line) if lenient is not None else None
-        if read is None or not all(lenient(raw.name) for raw in read[0]):  # type: ignore[misc]
-            raise
-        return read[0], read[1], []
-    return raws, repairs, []
-
-
-def _any_name(name: str) -> bool:
-    """Every name will do: a call marker (``<|tool_call_start|>``) already says these are calls."""
-    return True
-
-
-
-def names_offered_tool(name: str, ctx: ParseContext) -> bool:
-    """An offered tool, or what the composite will correct to one (case, spacing, ≤ 2 edits)."""
-    return ctx.tool(name) is not None or resolve_name(name, ctx).known
-
-
-def offered_tool(name: str, ctx: ParseContext) -> Tool | None:
-    """The offered tool ``name`` means, as the composite will resolve it (``default_api.f`` is ``f``)."""
-    tool = ctx.tool(name)
-    if tool is None and ctx.has_tools:
-        match = resolve_name(name, ctx)
-        if match.known:
-            tool = ctx.tool(match.name)
-    return tool
-
-
-def build_python_calls(
-    family: str, raws: list[RawCall], repairs: list[str], raw_text: str, pos: int, ctx: ParseContext
-) -> tuple[list[ToolCall], list[Diagnostic]]:
-    """ToolCalls from python-style calls, arguments typed by the offered tools (for every family writing them)."""
-    diagnostics: list[Diagnostic] = []
-    calls = []
-    for raw in raws:
-        call_repairs = [*repairs, *raw.repairs]
-        arguments = arguments_of(raw, offered_tool(raw.name, ctx), call_repairs)
-        calls.append(make_call(family, raw.name, arguments, raw_text, pos, call_repairs, diagnostics))
-    return calls, diagnostics
-
-
-def arguments_of(raw: RawCall, tool: Tool | None, repairs: list[str]) -> dict[str, Any]:
-    """Keyword arguments, plus positional ones mapped onto the tool's parameter order.
-
-    One JSON object as the only argument (``get_weather({"city": "Paris"})``)
-    is the arguments themselves, unless the tool takes exactly one parameter
-    and it is an object.
-    """
-    positional, arguments = _unpacked(raw, tool, repairs)
-    if not positional:
-        return arguments
-    if not arguments and len(positional) == 1 and isinstance(positional[0], dict) and not _takes_one_object(tool):
-        repairs.append("one object argument read as the arguments")
-        return dict(positional[0])
-    order = [p for p in (tool.properties if tool else {}) if p not in arguments]
-    for index, value in enumerate(positional):
-        if index < len(order):
-            arguments[order[index]] = value
-        else:
-            arguments[f"arg{index}"] = value
-    if tool is None:
-        repairs.append(f"{len(positional)} positional argument(s) kept as arg0.. (tool {raw.name!r} not offered)")
-    elif len(positional) > len(order):
-        repairs.append(f"{len(positional) - len(order)} positional argument(s) beyond {tool.name!r}'s parameters kept as argN")
-    else:
-        repairs.append(f"positional argument(s) mapped onto {tool.name!r}'s parameters in schema order")
-    return arguments
-
-
-def _unpacked(raw: RawCall, tool: Tool | None, repairs: list[str]) -> tuple[list[Any], dict[str, Any]]:
-    """Positional and keyword arguments, with Python's ``*args`` / ``**kwargs`` written as keywords spread out.
-
-    ``get_lat_lng(args=["Zurich"])`` (Llama 3.3 through Ollama) means the
-    positional ``"Zurich"``, and ``f(kwargs={"a": 1})`` the keyword ``a``, when
-    the offered tool has no parameter of that name.
-    """
-    positional, keywords = list(raw.positional), dict(raw.keywords)
-    if tool is None:
-        return positional, keywords
-    packed_args = keywords.get("args")
-    if isinstance(packed_args, list) and not positional and "args" not in tool.properties:
-        positional = list(keywords.pop("args"))
-        repairs.append(f"'args' list spread as positional arguments ({tool.name!r} has no 'args' parameter)")
-    packed_kwargs = keywords.get("kwargs")
-    if isinstance(packed_kwargs, dict) and "kwargs" not in tool.properties:
-        del keywords["kwargs"]
-        keywords = {**packed_kwargs, **keywords}
-        repairs.append(f"'kwargs' object spread as keyword arguments ({tool.name!r} has no 'kwargs' parameter)")
-    return positional, keywords
-
-
-def _takes_one_object(tool: Tool | None) -> bool:
-    if tool is None or len(tool.properties) != 1:
-        return False
-    [schema] = tool.properties.values()
-    return isinstance(schema, dict) and schema.get("type") == "object"
 
 
 @register_family
@@ -317,7 +163,7 @@ class PythonicFamily(CallFamily):
         if body_end - body_start > MAX_SPAN:
             return unreadable(self.name, text, pos, end, f"call block longer than {MAX_SPAN} characters")
         try:
-            raws, repairs, failures = read_calls(text[body_start:body_end], one_per_line=True, lenient=_any_name)
+            raws, repairs, failures = read_calls(text[body_start:body_end], one_per_line=True, lenient=any_name)
         except LiteralError as exc:
             kind = DiagnosticKind.TRUNCATED if close == -1 else DiagnosticKind.UNPARSEABLE
             return unreadable(self.name, text, pos, end, str(exc), kind=kind)
@@ -334,7 +180,7 @@ class PythonicFamily(CallFamily):
         if end < 0 or (close != -1 and not text[end:close].strip()):
             return None
         try:
-            raws, repairs, failures = read_calls(text[start:end], lenient=_any_name)
+            raws, repairs, failures = read_calls(text[start:end], lenient=any_name)
         except LiteralError:
             return None
         return self._extraction(text, start, end, raws, [*repairs, f"{closing} missing after the call list"], ctx, failures)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
-from utp.parsers.families.pythonic import names_offered_tool
+from utp.parsers.pythoncalls import names_offered_tool
 from utp.parsers.familykit import NAME_ATTRIBUTE, ended_before, make_call, read_json_at, render_value, unreadable
 from utp.parsers.layout import unindented
 from utp.parsers.pyliteral import property_schema, typed_value

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import calls_from_value
-from utp.parsers.families.pythonic import MAX_SPAN, bracket_end
+from utp.parsers.pythoncalls import MAX_SPAN, bracket_end
 from utp.parsers.familykit import unreadable
 from utp.parsers.pyliteral import LiteralError, parse_literal
 from utp.parsers.textscan import skip_space
