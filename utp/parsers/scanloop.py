@@ -60,8 +60,17 @@ class ScanResult:
 
 
 def in_inline_code(text: str, pos: int, trigger: str) -> bool:
-    """A trigger right after a single backtick is syntax being *shown* (`` `<tool_call>` ``), not used."""
-    return pos > 0 and text[pos - 1] == "`" and not trigger.startswith("`")
+    """A trigger right after one or two backticks is syntax being *shown* (`` `<tool_call>` ``), not used.
+
+    Three or more are a fence's, which a model writes before its call markup
+    on the same line (```` ```<｜DSML｜invoke ````): that is no code span.
+    """
+    if trigger.startswith("`"):
+        return False
+    run = 0
+    while run < 3 and pos - run > 0 and text[pos - run - 1] == "`":
+        run += 1
+    return run in (1, 2)
 
 
 def try_extract(candidates: Sequence[Candidate], text: str, pos: int, ctx: ParseContext, floor: int) -> tuple[Extraction | None, list[Diagnostic]]:

@@ -258,6 +258,12 @@ class _ValueReader:
             raise _Unreadable("expected ',' or ']' in a list", i)
 
 
+def _name_after_prefix(text: str, prefix_at: int) -> re.Match[str] | None:
+    """The name after ``call:`` at ``prefix_at``; inside the call tokens a blank may follow the colon
+    (``call: solve{...}``), as the tokens already say a call is written."""
+    return _NAME.match(text, _BARE_BLANKS.match(text, prefix_at + len(_CALL_PREFIX)).end())  # type: ignore[union-attr]
+
+
 @register_family
 class FunctionGemmaFamily(CallFamily):
     name = "functiongemma"
@@ -273,7 +279,7 @@ class FunctionGemmaFamily(CallFamily):
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
         if text.startswith(_CALL_PREFIX, cursor):
-            name_match = _NAME.match(text, cursor + len(_CALL_PREFIX))
+            name_match = _name_after_prefix(text, cursor)
             missing_prefix = False
         else:
             name_match = _GLUED.match(text, cursor)
@@ -323,7 +329,7 @@ class FunctionGemmaFamily(CallFamily):
             if text.startswith(",", cursor):
                 cursor = skip_space(text, cursor + 1)
             if text.startswith(_CALL_PREFIX, cursor):
-                name_match = _NAME.match(text, cursor + len(_CALL_PREFIX))
+                name_match = _name_after_prefix(text, cursor)
                 continue
             for token in (closing, *_BLOCKS.values()):
                 if text.startswith(token, cursor):
