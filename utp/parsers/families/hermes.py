@@ -56,7 +56,7 @@ _MAX_LENIENT_VALUES = 8
 #: tags whose body is certainly meant as a call: unreadable JSON there is reported
 _STRONG = ("tool_call", "function_call", "tool_use", "functioncall", "toolcall", "longcat_tool_call", "dots_function_call")
 #: tags models also use for other things (prompt echo, answers): unreadable means "not a call"
-_WEAK = ("tools", "tool", "response")
+_WEAK = ("tools", "tool", "response", "function")
 _TAGS = _STRONG + _WEAK
 _NAME_LINE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,120})\s*\n\s*(?=[{\[])")
 #: gpt-oss's recipient header where the name belongs (``<tool_call>assistant to=functions.NAME json``
@@ -348,6 +348,8 @@ class HermesFamily(CallFamily):
                     return Extraction(end, [], [unparseable(self.name, f"arguments of {name!r}: {exc}", text[pos:end], pos)])
             else:
                 arguments = elements_to_dict(inner)
+        else:  # one element per argument beside the name (``<name>f</name><path>a.txt</path>``)
+            arguments = child_elements(text[at : close if close >= 0 else limit]) or {}
         call, diagnostics = build_call(name, arguments, self.name, text[pos : close if close >= 0 else len(text)], repairs)
         end = close + len(closer) if close >= 0 else len(text)
         if call is None:

@@ -6,7 +6,9 @@ Magistral, Devstral, Ministral 3) write ``[TOOL_CALLS]NAME[ARGS]{json}`` and
 repeat the tag for each call, optionally with ``[CALL_ID]id`` before
 ``[ARGS]``; some models drop ``[ARGS]`` (``[TOOL_CALLS]NAME{json}``). Text
 before the tag is content (trailing whitespace, NBSP included, trimmed);
-text after the arguments is content too.
+text after the arguments is content too. ``NAME[ARGS]`` right before the
+end-of-sequence token ``</s>`` or the next ``[TOOL_CALLS]`` is a call that
+takes no arguments (the model wrote none and ended the call).
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ _NAMED = re.compile(r"\s*([A-Za-z_][\w.\-]{0,127})\s*(?:\[CALL_ID\]\s*([\w\-]{1,
 #: Possessive: each run is followed only by characters it cannot take (``[A-Z_]`` then ``]``, ``\s``
 #: or more ``[\w\-]``, which the last run reads the same), so giving back never helps and a long
 #: word costs one pass instead of a quadratic backtrack
+#: ``NAME[ARGS]`` with no arguments before the end-of-sequence token or the next call
+_NO_ARGUMENTS = r"\s*+([A-Za-z_][\w.\-]{0,127}+)\s*+(?:\[CALL_ID\]\s*+([\w\-]{1,64}+)\s*+)?\[ARGS\]\s*+(?=</s>|\[TOOL_CALLS\])"
+_NO_ARGUMENTS_RE = re.compile(_NO_ARGUMENTS)
 _TRUNCATED = r"\s*+[\w.\-]*+(?:\[[A-Z_]*+\]?)?\s*+[\w\-]*+"
 _TRUNCATED_RE = re.compile(_TRUNCATED)
 #: the scan lookahead: what ``extract`` reads after the tag. JSON (``[`` or ``{`` after whitespace, as
@@ -37,7 +42,8 @@ _TRUNCATED_RE = re.compile(_TRUNCATED)
 _HEAD = (
     r"\s*+(?:[\[{]"
     r"|[A-Za-z_][\w.\-]{0,127}+\s*+(?:\[CALL_ID\]\s*+[\w\-]{1,64}+\s*+)?(?:\[ARGS\])?\s*+\{"
-    rf"|{_TRUNCATED}\Z)"
+    rf"|{_TRUNCATED}\Z"
+    r"|[A-Za-z_][\w.\-]{0,127}+\s*+(?:\[CALL_ID\]\s*+[\w\-]{1,64}+\s*+)?\[ARGS\]\s*+(?:</s>|\[TOOL_CALLS\]))"
 )
 
 
@@ -57,6 +63,9 @@ class MistralFamily(CallFamily):
             if found is not None:
                 return found
         named = _NAMED.match(text, body)
+        if named is None and (bare := _NO_ARGUMENTS_RE.match(text, body)) is not None:
+            call, diagnostics = build_call(bare.group(1), {}, self.name, text[pos : bare.end()], ["no arguments after [ARGS]"], bare.group(2))
+            return Extraction(bare.end(), [call] if call else [], diagnostics)
         if named is None:
             if skip_ws(text, body) >= len(text) or _TRUNCATED_RE.fullmatch(text, body):
                 return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a call", text[pos:][:300], self.name, pos)])
