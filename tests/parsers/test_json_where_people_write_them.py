@@ -30,6 +30,7 @@ POSITIVE = {
     "plan object after a lead-in": (f'Here is my plan:\n{{"steps": [{OSLO}]}}', [("get_weather", {"city": "Oslo"})]),
     "call object with an id": ('{"id": "call_1", "name": "get_weather", "arguments": {"city": "Oslo"}}', [("get_weather", {"city": "Oslo"})]),
     "semicolon-separated": (f"{OSLO}; {FIND}", [("get_weather", {"city": "Oslo"}), ("search", {"q": "x"})]),
+    "call lists one after another": (f"[{OSLO}][{FIND}]", [("get_weather", {"city": "Oslo"}), ("search", {"q": "x"})]),
     "one unreadable call in a list": (f'[{OSLO}, {{"name": "search", "arguments": {{"q": "x"]}}]', [("get_weather", {"city": "Oslo"})]),
 }
 
@@ -70,3 +71,9 @@ def test_mid_sentence_needs_the_tools() -> None:
 def test_stream_agrees_with_one_shot(case: str, size: int) -> None:
     text = POSITIVE[case][0] if case in POSITIVE else NEGATIVE[case]
     assert_stream_matches_under(text, TOOLS, size)
+
+
+def test_a_list_of_data_after_a_call_list_stays_content() -> None:
+    data = '[{"name": "Oslo", "population": 700000}]'
+    parsed = parse_response(f"[{OSLO}]{data}", tools=TOOLS)
+    assert _calls(parsed) == [("get_weather", {"city": "Oslo"})] and parsed.content == data

@@ -215,18 +215,21 @@ class JsonFamily(CallFamily):
         return None
 
     def _more_calls(self, text: str, end: int, calls: list[ToolCall], diagnostics: list, ctx: ParseContext) -> int:
-        """Further calls separated by ``;``, ``,`` or line breaks (Llama 3.2 writes ``{..}; {..}``)."""
+        """Further calls separated by ``;``, ``,`` or line breaks (Llama 3.2 writes ``{..}; {..}``), or lists
+        of calls written one after another (``[{..}][{..}]``)."""
         while True:
             nxt = skip_ws(text, end)
             if nxt < len(text) and text[nxt] in ";,":
                 nxt = skip_ws(text, nxt + 1)
-            if nxt >= len(text) or text[nxt] != "{":
+            if nxt >= len(text) or text[nxt] not in "{[":
+                return end
+            if text[nxt] == "[" and _LIST_START.match(text, nxt) is None:
                 return end
             if scan_json_value(text, nxt) < 0:
                 # A further object cut off by the end of the output: part of this block, reported.
                 diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a further call", text[nxt : nxt + 300], self.name, nxt))
                 return len(text)
-            if _OBJECT_START.match(text, nxt) is None:
+            if text[nxt] == "{" and _OBJECT_START.match(text, nxt) is None:
                 return end
             try:
                 value, stop, repairs = decode_json_at(text, nxt)
