@@ -249,6 +249,20 @@ def test_call_display_label_in_prose_is_no_call() -> None:
     assert calls("[Calling tool: shell_run with arguments: see the log above]", [SHELL]) == []
 
 
+@pytest.mark.parametrize("ident", [" (ID: shell_run_1768372099304_19)", ""])
+def test_openclaws_tool_call_display(ident: str) -> None:
+    text = f'Checking.\n[Tool Call: shell_run{ident}] Arguments: {{ "cmd": "uptime" }}\nDone.'
+    parsed = parse_response(text, tools=[SHELL])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("shell_run", {"cmd": "uptime"})]
+    assert parsed.content == "Checking.\nDone."
+    assert_every_cut_matches(text, [SHELL], 3)
+
+
+@pytest.mark.parametrize("text", ["[Tool Call: shell_run] was shown above.", "[Tool Call: shell_run] Arguments: none"])
+def test_openclaws_display_without_an_object_is_prose(text: str) -> None:
+    assert calls(text, [SHELL]) == []
+
+
 NAMED = Tool("rename", parameters={"type": "object", "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}}})
 
 

@@ -8,7 +8,9 @@ or Python-style keywords), the closing bracket. Python-style arguments are
 read as the pythonic family reads them, typed by the offered tool.
 
 Also the display ``[Calling tool: f with arguments: {"a": 1}]``, whose object a
-client may print with typographic quotes (``{“a”: “x”}``: read as quotes).
+client may print with typographic quotes (``{“a”: “x”}``: read as quotes), and
+OpenClaw's ``[Tool Call: f (ID: call_1)] Arguments: {"a": 1}`` (the id is the
+client's, not an argument).
 """
 
 from __future__ import annotations
@@ -30,17 +32,23 @@ _NAME = re.compile(r"[ \t]*([A-Za-z_][\w.\-]{0,127})[ \t]*(?=\(|with arguments:)
 HEAD = r"[ \t]*+[A-Za-z_][\w.\-]{0,127}+[ \t]*+(?:\(|with arguments:)"
 #: the other display: ``[Calling tool: f with arguments: {"a": 1}]``
 _WITH_ARGUMENTS = re.compile(r"with arguments:[ \t]*(?=\{)")
+#: OpenClaw's display: ``[Tool Call: f (ID: call_1)] Arguments: {"a": 1}``
+TOOL_CALL_TRIGGER = "[Tool Call:"
+_TOOL_CALL_LINE = r"[ \t]*+([A-Za-z_][\w.\-]{0,127}+)[ \t]*+(?:\(ID:[^()\n]{0,128}+\)[ \t]*+)?\][ \t]*+Arguments:[ \t]*+(?=\{)"
+_TOOL_CALL = re.compile(_TOOL_CALL_LINE)
 
 
 @register_family
 class HistoryDisplayFamily(CallFamily):
     name = "history_display"
     priority = 50
-    declared_triggers = static_triggers((TRIGGER,), {TRIGGER: HEAD})
+    declared_triggers = static_triggers((TRIGGER, TOOL_CALL_TRIGGER), {TRIGGER: HEAD, TOOL_CALL_TRIGGER: _TOOL_CALL_LINE.replace("(", "(?:", 1)})
     aliases = ("calling_tool",)
     summary = '[Calling tool: f({"a": 1})] (a client\'s display of past calls, imitated)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger == TOOL_CALL_TRIGGER:
+            return self._tool_call_line(text, pos)
         named = _NAME.match(text, pos + len(TRIGGER))
         if named is None:
             return None
@@ -85,6 +93,18 @@ class HistoryDisplayFamily(CallFamily):
         diagnostics: list[Diagnostic] = []
         call = make_call(self.name, name, read[0], text[pos:end], pos, read[2], diagnostics)
         return Extraction(end, [call], diagnostics, final=True)
+
+    def _tool_call_line(self, text: str, pos: int) -> Extraction | None:
+        """``[Tool Call: f (ID: x)] Arguments: {...}``: the object ends the call."""
+        line = _TOOL_CALL.match(text, pos + len(TOOL_CALL_TRIGGER))
+        if line is None:
+            return None
+        read = read_json_at(text, line.end(), len(text))
+        if read is None or not isinstance(read[0], dict):
+            return None
+        diagnostics: list[Diagnostic] = []
+        call = make_call(self.name, line.group(1), read[0], text[pos : read[1]], pos, read[2], diagnostics)
+        return Extraction(read[1], [call], diagnostics)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(f"{TRIGGER} {c.name}({json.dumps(c.arguments, ensure_ascii=False)})]" for c in calls)
