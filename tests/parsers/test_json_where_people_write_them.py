@@ -30,6 +30,8 @@ POSITIVE = {
     "plan object after a lead-in": (f'Here is my plan:\n{{"steps": [{OSLO}]}}', [("get_weather", {"city": "Oslo"})]),
     "call object with an id": ('{"id": "call_1", "name": "get_weather", "arguments": {"city": "Oslo"}}', [("get_weather", {"city": "Oslo"})]),
     "semicolon-separated": (f"{OSLO}; {FIND}", [("get_weather", {"city": "Oslo"}), ("search", {"q": "x"})]),
+    "flat: arguments beside the name": ('{"name": "get_weather", "city": "Oslo"}', [("get_weather", {"city": "Oslo"})]),
+    "flat, on its own line after a thought": ('Thought: weather.\n{"tool_name": "search", "q": "x"}\n', [("search", {"q": "x"})]),
     "call lists one after another": (f"[{OSLO}][{FIND}]", [("get_weather", {"city": "Oslo"}), ("search", {"q": "x"})]),
     "one unreadable call in a list": (f'[{OSLO}, {{"name": "search", "arguments": {{"q": "x"]}}]', [("get_weather", {"city": "Oslo"})]),
 }
@@ -38,6 +40,9 @@ NEGATIVE = {
     "mid-sentence, a name not offered": 'The API returns {"name": "Oslo", "arguments": {"x": 1}} as data.',
     "mid-sentence in inline code": f"To call it, write `{OSLO}` in your reply.",
     "after other JSON on the line": '{"name": "jeff"}' + OSLO,
+    "flat, a key that is no parameter": '{"name": "get_weather", "population": 700000}',
+    "flat, a name no tool has": '{"name": "Oslo", "city": "Oslo"}',
+    "flat, mid-sentence": 'The record {"name": "get_weather", "city": "Oslo"} is data.',
     "plan of data": '{"data": [{"name": "Oslo", "population": 700000}]}',
     "plan naming a tool not offered": '{"plan": [{"name": "delete_all", "arguments": {}}]}',
     "a sample after a lead-in, explained further": f"Example: {OSLO} is how a call looks.",

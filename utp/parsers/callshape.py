@@ -23,6 +23,8 @@ _META_KEYS = {"id", "type", "index", "call_id", "tool_call_id"}
 #: the model's reasoning written into the call object (ReAct-style JSON agents): beside a name and
 #: its arguments it is still a call; beside a name alone it may be any object, so it is not
 THOUGHT_KEYS = frozenset({"thought", "thoughts", "reasoning"})
+#: what may sit beside a flat call's name and arguments (``{"name": "f", "id": 1, "a": 2}``)
+FLAT_BESIDE = frozenset(_META_KEYS | THOUGHT_KEYS)
 #: which MCP server the tool lives on: camel-ai's MCP agent writes ``server_idx`` before ``tool_name``
 #: and ``tool_args``; routing, not an argument, so it may sit beside them as the ids do
 ROUTING_KEYS = frozenset({"server_idx", "server_id", "server_name"})

@@ -38,7 +38,7 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
-from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, ROUTING_KEYS, build_call, calls_from_value, skip_ws, unparseable
+from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, FLAT_BESIDE, NAME_KEYS, ROUTING_KEYS, build_call, calls_from_value, skip_ws, unparseable
 from utp.parsers.taggedjson import salvage_list
 from utp.parsers.familykit import MAX_CLOSERS_INSIDE, read_json_at
 from utp.parsers.jsonlenient import PYTHON_LITERALS, SINGLE_QUOTES
@@ -141,6 +141,8 @@ class JsonFamily(CallFamily):
                 return None
         else:
             found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=not known)
+        if found is None and known and placement != "inline":  # flat is weaker evidence: not mid-sentence
+            found = _flat_calls(value, self.name, text[pos:end], repairs, ctx)
         if found is None:
             return None
         calls, diagnostics = found
@@ -344,6 +346,45 @@ def _lenient_end(text: str, pos: int) -> int:
         if found == MAX_CLOSERS_INSIDE:
             return match.start()
     return len(text)
+
+
+#: the repair a call written flat records
+FLAT_ARGUMENTS = "arguments written beside the name (no arguments key)"
+
+
+def _flat_calls(value: object, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:
+    """``{"tool_name": "calculator", "expression": "2 * 3"}``: the arguments beside the name, no
+    arguments key. A call only when the name is an offered tool's and every other key one of its
+    parameters (ids and the model's reasoning aside); a list counts when every item is one."""
+    items = value if type(value) is list else [value]
+    calls: list[ToolCall] = []
+    diagnostics: list[Diagnostic] = []
+    for item in items:
+        split = _flat_call(item, ctx)
+        if split is None:
+            return None
+        call, diags = build_call(split[0], split[1], family, raw, [*repairs, FLAT_ARGUMENTS])
+        if call is None:
+            return None
+        calls.append(call)
+        diagnostics.extend(diags)
+    return (calls, diagnostics) if calls else None
+
+
+def _flat_call(item: object, ctx: ParseContext) -> tuple[str, dict] | None:
+    if type(item) is not dict:
+        return None
+    name_key = next((key for key in NAME_KEYS if type(item.get(key)) is str), None)
+    if name_key is None:
+        return None
+    resolved = resolve_name(item[name_key], ctx)
+    tool = ctx.tool(resolved.name) if resolved.known else None
+    if tool is None:
+        return None
+    arguments = {key: val for key, val in item.items() if key != name_key and key not in FLAT_BESIDE}
+    if not arguments or not set(arguments) <= set(tool.properties):
+        return None
+    return item[name_key], arguments
 
 
 def _as_written(repairs: list[str]) -> bool:
