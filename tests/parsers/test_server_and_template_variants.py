@@ -375,3 +375,36 @@ def test_lm_studio_render_round_trips() -> None:
     calls = [ToolCall("get_weather", {"city": "Paris"}), ToolCall("search", {"query": "[TOOL_REQUEST] {}"})]
     text = get_family("lmstudio").render(calls)
     assert [(c.name, c.arguments) for c in parse_response(text, format="lmstudio").tool_calls] == [(c.name, c.arguments) for c in calls]
+
+
+# ---------------------------------------------------------------- GLM, call tokens stripped
+
+GLM_TOOLS = [{"name": "read", "parameters": {"type": "object", "properties": {"filePath": {"type": "string"}, "limit": {"type": "integer"}}}}]
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("read<arg_key>filePath</arg_key><arg_value>/home/a</arg_value>", ""),
+        ("Looking.\nread\n<arg_key>filePath</arg_key>\n<arg_value>/home/a</arg_value>\n<arg_key>limit</arg_key>\n<arg_value>5</arg_value>\nThen more.", "Looking.\nThen more."),
+    ],
+)
+def test_glm_with_its_call_tokens_stripped(text: str, content: str) -> None:
+    parsed = parse_response(text, tools=GLM_TOOLS)
+    assert [c.name for c in parsed.tool_calls] == ["read"] and parsed.tool_calls[0].arguments["filePath"] == "/home/a"
+    assert "the <tool_call> tokens were stripped" in parsed.tool_calls[0].repairs
+    assert parsed.content == content
+    assert_every_cut_matches(text, GLM_TOOLS, step=2)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We read<arg_key> tags in the docs.",  # no whole pair
+        "read<arg_key>filePath</arg_key><arg_value>/home/a",  # the value never closes
+        "unread<arg_key>filePath</arg_key><arg_value>/home/a</arg_value>",  # another word
+        "write<arg_key>filePath</arg_key><arg_value>/home/a</arg_value>",  # not offered
+    ],
+)
+def test_stripped_glm_shapes_that_stay_prose(text: str) -> None:
+    assert parse_response(text, tools=GLM_TOOLS).tool_calls == []

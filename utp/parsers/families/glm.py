@@ -20,6 +20,11 @@ missing (``<tool_call>send_command_to_shellcommand</arg_key><arg_value>…``).
 The stray tag is dropped; a glued key is split off only where an offered
 tool's name is the one longest prefix of the glued word. Either is a repair,
 named on the call.
+
+``<tool_call>`` and ``</tool_call>`` are special tokens in GLM's vocabulary, so a
+server that skips special tokens leaves ``NAME<arg_key>k</arg_key><arg_value>v</arg_value>``
+(or the name on its own line first). For an offered tool's name followed by
+its first key, the key/value pairs that follow are read as that call.
 """
 
 from __future__ import annotations
@@ -79,13 +84,31 @@ class GlmFamily(KeyValueFamily):
         tool's name only as a word of its own)."""
         if ctx is None:
             return self.declared_triggers
-        answers = (Trigger(f"{name}\n", start=Start.ANSWER, from_tool_names=True) for name in ctx.by_name if name and not any(ch.isspace() for ch in name))
-        return (*self.declared_triggers, *answers)
+        names = [name for name in ctx.by_name if name and not any(ch.isspace() for ch in name)]
+        answers = (Trigger(f"{name}\n", start=Start.ANSWER, from_tool_names=True) for name in names)
+        stripped = (Trigger(f"{name}{between}{KEY}", start=Start.WORD, from_tool_names=True) for name in names for between in ("", "\n"))
+        return (*self.declared_triggers, *answers, *stripped)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger.endswith(KEY):
+            return self._stripped(text, pos, trigger[: -len(KEY)].rstrip("\n"), ctx)
         if trigger not in _OWN:
+            if text.startswith(KEY, skip_space(text, pos + len(trigger))):
+                return self._stripped(text, pos, trigger[:-1], ctx)
             return self._name_line_answer(text, pos, trigger, ctx)
         return super().extract(text, pos, trigger, ctx)
+
+    def _stripped(self, text: str, pos: int, name: str, ctx: ParseContext) -> Extraction | None:
+        """``NAME<arg_key>…</arg_value>`` with the call tokens stripped: the pairs that follow the name."""
+        end = _pairs_end(text, pos + len(name))
+        if end < 0:
+            return None
+        mended = OPEN + text[pos:end] + CLOSE
+        found = _mended(self, mended, pos, ctx, -len(OPEN) - len(CLOSE), "the <tool_call> tokens were stripped")
+        if found is not None:
+            over = _run_over(text, end)
+            found.final, found.provisional = over, not over  # another pair may still be coming
+        return found
 
     def read_call(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """A call; failing that, one whose name line is damaged (see the module docstring)."""
@@ -130,6 +153,10 @@ class GlmFamily(KeyValueFamily):
         return Extraction(len(text), [call], diagnostics)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
+        if trigger.endswith(KEY) or (trigger not in _OWN and text.startswith(KEY, skip_space(text, pos + len(trigger)))):
+            # stripped tokens: decided once a whole pair is written and what follows cannot be another
+            end = _pairs_end(text, pos + len(trigger.rstrip("\n").removesuffix(KEY)))
+            return end >= 0 and _run_over(text, end)
         if trigger not in _OWN:  # an answer of a name and JSON is decided by its end: hold it
             return pos not in call_list_starts(text)
         if trigger == GROUP_OPEN:  # Jamba's JSON group
@@ -153,6 +180,27 @@ def _announced_call_arguments(value: dict[str, Any], name: str, ctx: ParseContex
         return None
     tool = ctx.tool(name)
     return None if tool is not None and "name" in tool.properties else arguments
+
+
+#: one key/value pair (blanks around): the key's tags, then the value's
+_PAIR = re.compile(r"\s*+<arg_key>[^<]{1,256}+</arg_key>\s*+<arg_value>")
+
+
+def _pairs_end(text: str, at: int) -> int:
+    """Where the run of whole key/value pairs starting at ``at`` ends; -1 when none is whole."""
+    end = -1
+    while (pair := _PAIR.match(text, at)) is not None:
+        close = find_forward(text, VALUE_END, pair.end())
+        if close < 0:
+            break
+        at = end = close + len(VALUE_END)
+    return end
+
+
+def _run_over(text: str, end: int) -> bool:
+    """Has the run of pairs ended at ``end`` for good: text follows that cannot become another key?"""
+    after = skip_space(text, end)
+    return after < len(text) and not KEY.startswith(text[after : after + len(KEY)])
 
 
 def _longest_prefix_tool(word: str, ctx: ParseContext) -> str | None:
