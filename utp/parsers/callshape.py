@@ -107,6 +107,9 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
         return split_call_object(inner, require_arguments)
     if AGENT_INPUT_KEY in keys and keys.keys() - _META_KEYS - THOUGHT_KEYS == _AGENT_KEYS:
         return _agent_action(obj[keys[AGENT_ACTION_KEY]], obj[keys[AGENT_INPUT_KEY]])
+    if AGENT_ACTION_KEY in keys and len(rest := keys.keys() - _META_KEYS - THOUGHT_KEYS - {AGENT_ACTION_KEY}) == 1 and rest <= _ARG_KEY_SET:
+        # the blob with its input under an arguments key (``{"action": "f", "params": {...}}``)
+        return _agent_action(obj[keys[AGENT_ACTION_KEY]], obj[keys[rest.pop()]])
     if is_tool_definition(obj):
         return None
     name_key = next((keys[k] for k in NAME_KEYS if k in keys and type(obj[keys[k]]) is str), None)

@@ -6,7 +6,8 @@ Models write ``Get_Weather``, ``functions.get_weather``, ``get weather``,
 a recipient's ``to=`` are normalised; a misspelling within two edits of
 exactly *one* offered tool, with the same first letter, is corrected (and
 said so): a typo keeps a name's start, while ``unknown_tool`` is not
-``known_tool`` misspelt. Names shorter than :data:`SHORT_NAME` get one edit:
+``known_tool`` misspelt. A call id where the name belongs (``call-get_weather-0``)
+names the tool between its prefix and index. Names shorter than :data:`SHORT_NAME` get one edit:
 two edits are half of ``test``, and ``t.test`` in a JavaScript sample is
 a method of ``t``, not the ``test`` tool misspelt. A name polluted by neighbouring markup
 (``tool_12</arg_value>``, ``assistant<|channel|>analysis`` before the real
@@ -31,6 +32,9 @@ _PREFIXES = ("functions.", "function.", "tools.", "tool.", "default_api.", "api.
 #: gpt-oss's recipient header written where the name belongs (``to=functions.get_weather``)
 _RECIPIENT = re.compile(r"(?:assistant\s+)?to=")
 _MEMO_LIMIT = 512
+#: a call id written where the name belongs (``call-get_weather-0``, as Kimi's ids are by some
+#: templates): the name between the ``call`` prefix and the index, once normalised
+_CALL_ID = re.compile(r"call_(.+)_\d{1,9}")
 #: a tag or special token inside a written name, or one cut off at its end (``get_time</arg``)
 _MARKUP = re.compile(r"<[^<>\n]{0,64}>|<[/|!?][^<>\n]{0,64}\Z")
 _SEPARATORS = re.compile(r"[\s\-.]+")
@@ -116,6 +120,9 @@ def _resolve_words(name: str, index: "_NameIndex") -> NameMatch:
     found = index.normalized.get(key)
     if found and len(found) == 1:
         return NameMatch(found[0], "normalized", True)
+    call_id = _CALL_ID.fullmatch(key)
+    if call_id is not None and len(found := index.normalized.get(call_id.group(1), [])) == 1:
+        return NameMatch(found[0], "normalized", True)  # a call id where the name belongs
     if key and len(key) > MAX_EDITS + 1:
         close = [
             candidates[0]

@@ -229,15 +229,46 @@ def _calls_from_tree(tree: ast.AST) -> list[RawCall]:
         return [_call_from_node(item) for item in items]
     assert isinstance(tree, ast.Module)
     calls: list[RawCall] = []
+    results: set[str] = set()  # names a call's result was assigned to
     for statement in tree.body:
+        assigned = _assigned_call(statement)
+        if assigned is not None:  # ``summary = read_file(...)``: Gemma's tool_code keeps the result
+            call = _call_from_node(assigned.value)
+            call.repairs.append(f"result assigned to {assigned.targets[0].id!r}")  # type: ignore[attr-defined]
+            results.add(assigned.targets[0].id)  # type: ignore[attr-defined]
+            calls.append(call)
+            continue
         if not isinstance(statement, ast.Expr):
             raise LiteralError(f"line {statement.lineno}: expected a call, found a {type(statement).__name__} statement")
         value = statement.value
-        if isinstance(value, (ast.List, ast.Tuple)):
-            calls.extend(_call_from_node(item) for item in value.elts)
-        else:
-            calls.append(_call_from_node(value))
+        if _prints_a_result(value, results):
+            continue  # ``print(summary)``: shows what a call above returned
+        read = [_call_from_node(item) for item in value.elts] if isinstance(value, (ast.List, ast.Tuple)) else [_call_from_node(value)]
+        if any(call.name.partition(".")[0] in results for call in read):
+            raise LiteralError(f"line {statement.lineno}: code working on a call's result, not a call")
+        calls.extend(read)
     return calls
+
+
+def _assigned_call(statement: ast.stmt) -> ast.Assign | None:
+    """``name = call(...)``: one plain name assigned a call's result."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        if isinstance(statement.value, ast.Call):
+            return statement
+    return None
+
+
+def _prints_a_result(value: ast.AST, results: set[str]) -> bool:
+    """``print(name)`` of a name a call's result was assigned to above."""
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ECHO_WRAPPERS
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], ast.Name)
+        and value.args[0].id in results
+    )
 
 
 def parse_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawCall], list[str]]:

@@ -81,14 +81,14 @@ _CODE_FIRST_CALL = re.compile(r"\s*(?:print\s*\(\s*)?(?:\[\s*)?([A-Za-z_][\w.]{0
 #: how many leading characters may precede a bare list that opens the response
 _LEADING_LIMIT = 256
 _BARE_HEAD = re.compile(r"\[\s{0,16}([A-Za-z_][\w\-]{0,255}(?:\.[A-Za-z_][\w\-]{0,255}){0,8})\s{0,16}\(")
-#: what must open a wrapped block: a call "name(", a list "[" or a JSON object "{"
-_WRAPPED_HEAD = re.compile(r"\s{0,64}(?:[\[{]|[A-Za-z_][\w.]{0,2300}\s{0,16}\()")
+#: what must open a wrapped block: a call "name(" (its result maybe assigned: "x = name("), a list "[" or a JSON object "{"
+_WRAPPED_HEAD = re.compile(r"\s{0,64}(?:[\[{]|(?:[A-Za-z_]\w{0,64}\s{0,16}=\s{0,16})?[A-Za-z_][\w.]{0,2300}\s{0,16}\()")
 #: a wrapped block of JSON calls (openPangu writes ``<|tool_call_start|>[{"name": ...}]``)
 _WRAPPED_JSON = re.compile(r"\s{0,64}(?:\{|\[\s{0,16}\{)")
 #: the scan lookahead for the wrapped openers: ``extract`` returns None unless ``_WRAPPED_HEAD``
 #: matches (here with possessive runs: each stops at a character the next part cannot take, so the
 #: match is the same) or only whitespace is left (``\s`` is ``str.isspace``, as ``skip_space``)
-_WRAPPED_SCAN_HEAD = r"(?:\s{0,64}+(?:[\[{]|[A-Za-z_][\w.]{0,2300}+\s{0,16}+\()|\s*+\Z)"
+_WRAPPED_SCAN_HEAD = r"(?:\s{0,64}+(?:[\[{]|(?:[A-Za-z_]\w{0,64}+\s{0,16}+=\s{0,16}+)?+[A-Za-z_][\w.]{0,2300}+\s{0,16}+\()|\s*+\Z)"
 #: the scan lookahead for JSON tags that may hold a Python-style list instead (``<TOOLCALL>[f(``):
 #: that list's head, or only whitespace left (a bracketless call or JSON there is not ours)
 _LISTED = r"\s{0,64}+\[\s{0,16}+[A-Za-z_][\w.\-]{0,2300}+\s{0,16}+\("
