@@ -190,17 +190,18 @@ def dotted_name(node: ast.AST) -> str:
 ECHO_WRAPPERS = frozenset({"print"})  # pycalls reads the same wrapper on its fast path
 
 
+def _echoed(node: ast.AST) -> ast.AST | None:
+    """What ``print(x)`` shows (its one argument); None for anything else."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ECHO_WRAPPERS and len(node.args) == 1 and not node.keywords:
+        return node.args[0]
+    return None
+
+
 def _unwrapped(node: ast.AST) -> tuple[ast.AST, str | None]:
     """The call inside ``print(call)``, and the repair saying so; any other node as it is."""
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in ECHO_WRAPPERS
-        and len(node.args) == 1
-        and not node.keywords
-        and isinstance(node.args[0], ast.Call)
-    ):
-        return node.args[0], PRINT_REMOVED
+    shown = _echoed(node)
+    if isinstance(shown, ast.Call):
+        return shown, PRINT_REMOVED
     return node, None
 
 
@@ -260,15 +261,8 @@ def _assigned_call(statement: ast.stmt) -> ast.Assign | None:
 
 def _prints_a_result(value: ast.AST, results: set[str]) -> bool:
     """``print(name)`` of a name a call's result was assigned to above."""
-    return (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id in ECHO_WRAPPERS
-        and len(value.args) == 1
-        and not value.keywords
-        and isinstance(value.args[0], ast.Name)
-        and value.args[0].id in results
-    )
+    shown = _echoed(value)
+    return isinstance(shown, ast.Name) and shown.id in results
 
 
 def parse_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawCall], list[str]]:
