@@ -215,6 +215,12 @@ def test_split_call_object_reads_the_agent_blob() -> None:
     assert split_call_object({"action": 3, "action_input": {}}) is None
 
 
+def test_an_answer_beside_a_call_list_leaves_it_the_calls() -> None:
+    found = calls_from_value({"tool_calls": [{"name": "ls", "arguments": {}}], "answer": "done"}, "json", "raw")
+    assert found is not None and [c.name for c in found[0]] == ["ls"]
+    assert calls_from_value({"tool_calls": [{"name": "ls", "arguments": {}}], "price": 3}, "json", "raw") is None
+
+
 def test_thoughts_beside_a_call_leave_it_a_call_but_not_beside_a_name_alone() -> None:
     assert split_call_object({"thought": "t", "name": "ls", "arguments": {"path": "."}}) == ("ls", {"path": "."})
     assert split_call_object({"name": "Bob", "thought": "hm"}) is None

@@ -39,7 +39,7 @@ CALL_LIST_KEYS = ("tool_calls", "function_calls")
 #: ``command`` of agents' JSON replies (SWE-agent's ``{"thought": ..., "command": {call}}``)
 CALL_WRAPPER_KEYS = ("function_call", "tool_call", "command")
 #: what may sit beside that list without making the object something else
-_CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "role", "type", "id"}
+_CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "answer", "role", "type", "id"}
 #: Text Generation Inference's tool grammar makes the model write ``{"function": {"_name": NAME,
 #: **arguments}}`` (its "_name" cannot clash with an argument called "name")
 TGI_NAME_KEY = "_name"
