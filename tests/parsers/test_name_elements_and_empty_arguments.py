@@ -55,3 +55,51 @@ def test_mistral_args_marker_with_nothing_after_it_before_the_end(text: str) -> 
 def test_mistral_args_marker_at_the_very_end_is_still_cut_off() -> None:
     parsed = parse_response("[TOOL_CALLS]list_tools[ARGS]", tools=TOOLS)
     assert parsed.tool_calls == [] and parsed.diagnostics[0].kind.value == "truncated"
+
+
+LANGROID_TOOLS = [{"name": "code_tool", "parameters": {"type": "object", "properties": {"filepath": {"type": "string"}, "version": {"type": "integer"}, "code": {"type": "string"}}}}]
+LANGROID_XML = """
+    <tool>
+        <request>code_tool</request>
+        <filepath>
+            /path/to/file.py
+        </filepath>
+        <version>1</version>
+        <code><![CDATA[
+if a < b:
+    print("<b>")
+        ]]></code>
+    </tool>
+"""
+
+
+def test_langroid_xml_tool_message_with_a_cdata_value() -> None:
+    parsed = parse_response(LANGROID_XML, tools=LANGROID_TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [
+        ("code_tool", {"filepath": "/path/to/file.py", "version": 1, "code": 'if a < b:\n    print("<b>")'})
+    ]
+    assert_stream_matches_under(LANGROID_XML, LANGROID_TOOLS, 9)
+
+
+def test_elements_beside_the_name_that_do_not_close_are_reported_not_dropped() -> None:
+    text = "<tool>\n<request>code_tool</request>\n<filepath>/a.py</filepath>\n<code>\nprint(1)\n</tool>"
+    parsed = parse_response(text, tools=LANGROID_TOOLS)
+    assert parsed.tool_calls == [] and parsed.diagnostics[0].kind.value == "unparseable"
+
+
+@pytest.mark.parametrize(
+    ("text", "arguments"),
+    [
+        ('Ok, thank you.\n{\n"request": "code_tool",\n"filepath": "a.py",\n"version": 2\n}\nHope you can tell me!', {"filepath": "a.py", "version": 2}),
+        ('{"request": "code_tool"}', {}),
+    ],
+)
+def test_langroid_json_tool_message_names_the_tool_under_request(text: str, arguments: dict) -> None:
+    parsed = parse_response(text, tools=LANGROID_TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("code_tool", arguments)]
+    assert_stream_matches_under(text, LANGROID_TOOLS, 6)
+
+
+@pytest.mark.parametrize("text", ['{"request": "GET", "url": "/a"}', '{"request": "code_tool", "method": "POST"}'])
+def test_a_request_that_names_no_offered_tool_or_holds_other_keys_is_data(text: str) -> None:
+    assert parse_response(text, tools=LANGROID_TOOLS).tool_calls == []

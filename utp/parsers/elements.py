@@ -17,13 +17,16 @@ from utp.parsers.textscan import find_forward
 #: an element's opening tag: ``<city>``
 OPEN_ELEMENT = re.compile(r"<([A-Za-z_][\w.\-]{0,100})>")
 _CHILD_OPEN = re.compile(r"\s*<([A-Za-z_][\w.\-]{0,100})>")
+#: XML's quoting of text that may hold markup (``<code><![CDATA[if a < b: ...]]></code>``): the text is the value
+_CDATA_OPEN, _CDATA_CLOSE = "<![CDATA[", "]]>"
 
 
 def child_elements(inner: str, decode: bool = True) -> dict[str, Any] | None:
     """``<city>Tokyo</city> <days>3</days>`` → ``{"city": "Tokyo", "days": 3}``; None unless only elements.
 
     Values are raw text (stripped), decoded when they are JSON (``3``,
-    ``true``, ``[1]``) unless ``decode`` is off (the caller types them).
+    ``true``, ``[1]``) unless ``decode`` is off (the caller types them); a
+    value quoted as CDATA is its text, never decoded.
     Each element is closed by the first closing tag of its name (a value may
     hold other markup); text between elements makes the whole not arguments.
     """
@@ -38,7 +41,10 @@ def child_elements(inner: str, decode: bool = True) -> dict[str, Any] | None:
         if close < 0 or key in out:
             return None
         raw = unindented(inner[opening.end() : close]).strip()
-        out[key] = json_or_text(raw) if decode else raw
+        if raw.startswith(_CDATA_OPEN) and raw.endswith(_CDATA_CLOSE):  # markup-free text, as XML quotes it
+            out[key] = raw[len(_CDATA_OPEN) : -len(_CDATA_CLOSE)].strip()
+        else:
+            out[key] = json_or_text(raw) if decode else raw
         at = close + len(key) + 3
 
 

@@ -40,7 +40,7 @@ _MARKUP = re.compile(r"<[^<>\n]{0,64}>|<[/|!?][^<>\n]{0,64}\Z")
 _SEPARATORS = re.compile(r"[\s\-.]+")
 #: the value of a call's name key, as a JSON (or JSON-like) call writes it near its start
 #: (a whole key: ``server_name`` names a server, not the tool)
-_NAME_VALUE = re.compile(r"(?<![\w\-])[\"']?(?:name|tool_name|function_name|tool|function|action)[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
+_NAME_VALUE = re.compile(r"(?<![\w\-])[\"']?(?:name|tool_name|function_name|tool|function|action|request)[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ _NAME_LINE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,120})\s*\n\s*(?=[{\[])")
 #: gpt-oss's recipient header where the name belongs (``<tool_call>assistant to=functions.NAME json``
 #: then the JSON): a Harmony model served with a Hermes-style template
 _RECIPIENT_LINE = re.compile(r"\s*(?:assistant\s+)?to=(?:functions\.)?([A-Za-z_][\w.\-]{0,120})(?:\s*<\|constrain\|>\s*json|[ \t]+json)?\s*(?=\{)")
-_CHILD_NAME = re.compile(r"\s*<(name|tool_name|function)>\s*([^<]{1,200}?)\s*</\1>", re.S)
+_CHILD_NAME = re.compile(r"\s*<(name|tool_name|function|request)>\s*([^<]{1,200}?)\s*</\1>", re.S)
 _CHILD_ARGS = re.compile(r"\s*<(arguments|parameters|args|input)>", re.S)
 #: every call-name key (callshape.NAME_KEYS, in any case) holds one of these words, not glued to a
 #: letter and not right after ``<`` or ``/`` (that is a tag: ``<tools>``, ``</tool>``). Spelled as
@@ -100,7 +100,7 @@ def _body_head(tag: str) -> str:
     element = f"element_{tag}"
     closed_in_time = rf"(?=[^<]*+(?:<(?!/(?P={element})>|{tag}>)[^<]*+)*+(?:</(?P={element})>|\Z))"
     named = rf"<(?!{tag}>)(?P<{element}>[A-Za-z_][\w.\-]{{0,100}}+)>{closed_in_time}\s*+(?:<(?!{tag}>)|\Z)"
-    return rf"\s*(?:{json_head}|[A-Za-z_]|<(?:name|tool_name|function)>|{named})"
+    return rf"\s*(?:{json_head}|[A-Za-z_]|<(?:name|tool_name|function|request)>|{named})"
 
 
 #: ``<tool_call name="f">``: a strong tag naming the tool by attribute (the arguments are the body)
@@ -349,7 +349,12 @@ class HermesFamily(CallFamily):
             else:
                 arguments = elements_to_dict(inner)
         else:  # one element per argument beside the name (``<name>f</name><path>a.txt</path>``)
-            arguments = child_elements(text[at : close if close >= 0 else limit]) or {}
+            beside = text[at : close if close >= 0 else limit]
+            elements = child_elements(beside)
+            if elements is None:  # something beside the name that is not whole elements: not read as nothing
+                end = close + len(closer) if close >= 0 else len(text)
+                return Extraction(end, [], [unparseable(self.name, f"arguments of {name!r} are not whole elements", text[pos:end], pos)])
+            arguments = elements
         call, diagnostics = build_call(name, arguments, self.name, text[pos : close if close >= 0 else len(text)], repairs)
         end = close + len(closer) if close >= 0 else len(text)
         if call is None:

@@ -52,7 +52,9 @@ _LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
 #: keys a call object (or a ``tool_calls`` wrapper: xLAM v1 puts its "thought" first) may open with
 _CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS) | ROUTING_KEYS | {"arguments", "parameters", "args", "input", "type", "id", "thought", "role"}
 #: LangChain's agent blob opens with one of these: only quoted (``{Action: ...`` is ReAct prose)
-_QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY})
+#: Langroid's tool messages name the tool under ``request``, the arguments beside it
+REQUEST_KEY = "request"
+_QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY, REQUEST_KEY})
 #: ``_OBJECT_START`` with a call key, as a lookahead; the cheap character checks come first
 #: because a flood of ``{`` must fail each position in a few regex steps
 _KEY_HEAD = (
@@ -350,6 +352,8 @@ def _lenient_end(text: str, pos: int) -> int:
 
 #: the repair a call written flat records
 FLAT_ARGUMENTS = "arguments written beside the name (no arguments key)"
+#: the keys that name a flat call's tool
+_FLAT_NAME_KEYS = (*NAME_KEYS, REQUEST_KEY)
 
 
 def _flat_calls(value: object, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:
@@ -374,7 +378,7 @@ def _flat_calls(value: object, family: str, raw: str, repairs: list[str], ctx: P
 def _flat_call(item: object, ctx: ParseContext) -> tuple[str, dict] | None:
     if type(item) is not dict:
         return None
-    name_key = next((key for key in NAME_KEYS if type(item.get(key)) is str), None)
+    name_key = next((key for key in _FLAT_NAME_KEYS if type(item.get(key)) is str), None)
     if name_key is None:
         return None
     resolved = resolve_name(item[name_key], ctx)
@@ -382,8 +386,8 @@ def _flat_call(item: object, ctx: ParseContext) -> tuple[str, dict] | None:
     if tool is None:
         return None
     arguments = {key: val for key, val in item.items() if key != name_key and key not in FLAT_BESIDE}
-    if not arguments or not set(arguments) <= set(tool.properties):
-        return None
+    if not set(arguments) <= set(tool.properties) or not (arguments or name_key == REQUEST_KEY):
+        return None  # a name alone is a call only where the key says "call this" (a bare "name" may be data)
     return item[name_key], arguments
 
 
