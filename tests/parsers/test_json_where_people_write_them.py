@@ -42,6 +42,8 @@ NEGATIVE = {
     "after other JSON on the line": '{"name": "jeff"}' + OSLO,
     "flat, a key that is no parameter": '{"name": "get_weather", "population": 700000}',
     "flat, a name no tool has": '{"name": "Oslo", "city": "Oslo"}',
+    "flat, a result the model made up": '<tool_response>\n{"name": "search", "q": "x"}\n</tool_response>',
+    "flat, after an observation": 'Observation: {"name": "search", "q": "x"}',
     "flat, mid-sentence": 'The record {"name": "get_weather", "city": "Oslo"} is data.',
     "plan of data": '{"data": [{"name": "Oslo", "population": 700000}]}',
     "plan naming a tool not offered": '{"plan": [{"name": "delete_all", "arguments": {}}]}',
@@ -82,3 +84,11 @@ def test_a_list_of_data_after_a_call_list_stays_content() -> None:
     data = '[{"name": "Oslo", "population": 700000}]'
     parsed = parse_response(f"[{OSLO}]{data}", tools=TOOLS)
     assert _calls(parsed) == [("get_weather", {"city": "Oslo"})] and parsed.content == data
+
+
+def test_a_result_shaped_object_is_not_a_flat_call_even_for_a_tool_taking_content() -> None:
+    """``{"name": "f", "content": ...}`` is how results are fed back (Hermes, UTP's own presets): a model
+    writing one made up a result; reading it as ``write_file(content=...)`` would run it."""
+    writer = [{"name": "write_file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}}]
+    assert parse_response('{"name": "write_file", "content": {"status": "written"}}', tools=writer).tool_calls == []
+    assert parse_response('<tool_response>\n{"name": "write_file", "path": "a.md"}\n</tool_response>', tools=writer).tool_calls == []

@@ -143,8 +143,8 @@ class JsonFamily(CallFamily):
                 return None
         else:
             found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=not known)
-        if found is None and known and placement != "inline":  # flat is weaker evidence: not mid-sentence
-            found = _flat_calls(value, self.name, text[pos:end], repairs, ctx)
+        if found is None and known and placement != "inline" and not _after_result_opener(text, pos):
+            found = _flat_calls(value, self.name, text[pos:end], repairs, ctx)  # weaker evidence: not mid-sentence, not a result
         if found is None:
             return None
         calls, diagnostics = found
@@ -356,6 +356,19 @@ FLAT_ARGUMENTS = "arguments written beside the name (no arguments key)"
 _FLAT_NAME_KEYS = (*NAME_KEYS, REQUEST_KEY)
 
 
+#: what opens a tool result a model writes itself (``<tool_response>{"name": "f", "content": ...}``):
+#: an object right after one is that (made-up) result, not a call written flat
+_RESULT_OPENER = re.compile(r"(?:<(?:tool_response|tool_result|function_results?|result|observation|output)>|(?:Observation|Result|Output)\s*:)\s*\Z", re.I)
+
+
+#: keys of a tool result's object (Hermes templates and UTP feed results back as ``{"name", "content"}``)
+_RESULT_KEYS = frozenset({"content", "result", "output", "response", "error"})
+
+
+def _after_result_opener(text: str, pos: int) -> bool:
+    return _RESULT_OPENER.search(text, max(0, pos - 64), pos) is not None
+
+
 def _flat_calls(value: object, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:
     """``{"tool_name": "calculator", "expression": "2 * 3"}``: the arguments beside the name, no
     arguments key. A call only when the name is an offered tool's and every other key one of its
@@ -386,6 +399,8 @@ def _flat_call(item: object, ctx: ParseContext) -> tuple[str, dict] | None:
     if tool is None:
         return None
     arguments = {key: val for key, val in item.items() if key != name_key and key not in FLAT_BESIDE}
+    if arguments.keys() & _RESULT_KEYS:
+        return None  # ``{"name": "f", "content": ...}`` is how results are fed back: a made-up result, not a call
     if not set(arguments) <= set(tool.properties) or not (arguments or name_key == REQUEST_KEY):
         return None  # a name alone is a call only where the key says "call this" (a bare "name" may be data)
     return item[name_key], arguments
