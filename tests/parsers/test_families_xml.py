@@ -19,13 +19,8 @@ from hypothesis import strategies as st
 
 from utp.parsers import get_family, parse_response
 from utp.parsers.base import ParseContext
-from utp.parsers.pyliteral import (
-    LiteralError,
-    parse_calls,
-    parse_literal,
-    repair_brace_assignments,
-    typed_value,
-)
+from utp.parsers.pyliteral import LiteralError, parse_calls, parse_literal, repair_brace_assignments
+from utp.parsers.typedvalues import typed_value
 from utp.types import DiagnosticKind, ToolCall
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "annotated_outputs.jsonl"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import pytest
 
 from utp.parsers import parse_response
-from utp.parsers.pyliteral import typed_value
+from utp.parsers.typedvalues import typed_value
 from utp.types import DiagnosticKind, Tool
 
 from .conftest import assert_every_cut_matches, stream_cpu_time

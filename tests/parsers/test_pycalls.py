@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from utp.parsers.pycalls import read_simple_calls
-from utp.parsers.pyliteral import LiteralError, _calls_from_tree, _parse_expression, parse_calls, json_or_text
+from utp.parsers.pyliteral import LiteralError, _calls_from_tree, _parse_expression, parse_calls
+from utp.parsers.typedvalues import json_or_text
 
 
 def ast_answer(source: str, one_per_line: bool) -> Any:

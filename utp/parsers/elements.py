@@ -10,8 +10,9 @@ import json
 import re
 from typing import Any
 
+from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.layout import unindented
-from utp.parsers.pyliteral import json_or_text
+from utp.parsers.typedvalues import json_or_text
 from utp.parsers.textscan import find_forward
 
 #: an element's opening tag: ``<city>``
@@ -71,3 +72,35 @@ def elements_to_dict(inner: str) -> dict[str, Any]:
         except ValueError:
             out[tag] = raw
         pos = close + len(tag) + 3
+
+
+#: the element naming the tool in a call tag's body (``<name>f</name>``; Langroid's ``<request>``)
+_CHILD_NAME = re.compile(r"\s*<(name|tool_name|function|request)>\s*([^<]{1,200}?)\s*</\1>", re.S)
+#: the element holding the arguments after it
+_CHILD_ARGS = re.compile(r"\s*<(arguments|parameters|args|input)>", re.S)
+
+
+def named_element_call(text: str, cursor: int, limit: int, body_end: int) -> tuple[str, Any, list[str]] | None:
+    """``<name>f</name><arguments>{json}</arguments>`` (or elements inside ``<arguments>``, or one element
+    per argument beside the name) at ``cursor``: ``(name, arguments, repairs)``; None when no name element
+    opens the body. Arguments that cannot be read raise ``ValueError`` naming the tool: a body beside the
+    name that is not whole elements is not read as no arguments."""
+    named = _CHILD_NAME.match(text, cursor, limit)
+    if named is None:
+        return None
+    name, at = named.group(2).strip(), named.end()
+    args_open = _CHILD_ARGS.match(text, at, limit)
+    if args_open is None:
+        elements = child_elements(text[at:body_end])
+        if elements is None:
+            raise ValueError(f"arguments of {name!r} are not whole elements")
+        return name, elements, []
+    arg_close = text.find(f"</{args_open.group(1)}>", args_open.end(), limit)
+    inner = text[args_open.end() : arg_close if arg_close >= 0 else limit]
+    if not inner.strip().startswith(("{", "[")):
+        return name, elements_to_dict(inner), []
+    try:
+        arguments, repairs = loads_lenient(inner)
+    except ValueError as exc:
+        raise ValueError(f"arguments of {name!r}: {exc}") from None
+    return name, arguments, repairs

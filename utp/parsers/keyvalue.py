@@ -25,7 +25,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger
 from utp.parsers.familykit import ended_before, make_call, read_call_group, render_value, unreadable
 from utp.parsers.names import resolve_name
 from utp.parsers.layout import unindented
-from utp.parsers.pyliteral import property_schema, schema_types, typed_value
+from utp.parsers.typedvalues import property_schema, schema_types, typed_value
 from utp.parsers.textscan import ends_inside, find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from utp.parsers.layout import unindented
-from utp.parsers.pyliteral import schema_types, typed_value
+from utp.parsers.typedvalues import schema_types, typed_value
 from utp.parsers.textscan import ends_inside, find_forward, skip_space
 
 #: a tag still being written at the end of the output

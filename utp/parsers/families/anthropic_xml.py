@@ -39,7 +39,7 @@ from utp.parsers.familykit import NAME_ATTRIBUTE_HEAD, closer_bound, ended_befor
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.layout import unindented
 from utp.parsers.nestedelements import ElementMarkup, ElementsBroken, ElementsCut, as_object, read_elements
-from utp.parsers.pyliteral import property_schema, schema_types, typed_value
+from utp.parsers.typedvalues import property_schema, schema_types, typed_value
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family
 from utp.parsers.familykit import make_call, unreadable
-from utp.parsers.pyliteral import schema_types, typed_value
+from utp.parsers.typedvalues import schema_types, typed_value
 from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, Tool, ToolCall
 

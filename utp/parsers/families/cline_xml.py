@@ -39,7 +39,7 @@ import yaml
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family
 from utp.parsers.familykit import make_call, unreadable
-from utp.parsers.pyliteral import property_schema, schema_types, typed_value
+from utp.parsers.typedvalues import property_schema, schema_types, typed_value
 from utp.parsers.reasoning import REASONING_TAGS
 from utp.parsers.textscan import find_forward
 from utp.types import DiagnosticKind, ToolCall

@@ -31,7 +31,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import make_call, render_value, unreadable
-from utp.parsers.pyliteral import property_schema, schema_types, typed_value
+from utp.parsers.typedvalues import property_schema, schema_types, typed_value
 from utp.types import DiagnosticKind, ToolCall
 
 FENCE = "```"

@@ -40,12 +40,12 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import NAME_KEYS, build_call, calls_from_value, repaired_diagnostics, unparseable
-from utp.parsers.elements import OPEN_ELEMENT, child_elements, elements_to_dict
+from utp.parsers.elements import OPEN_ELEMENT, child_elements, named_element_call
 from utp.parsers.taggedjson import salvage_list, valid_json_before
 from utp.parsers.pythoncalls import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
 from utp.parsers.pyliteral import LiteralError
-from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, loads_lenient, scan_json_value
+from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, scan_json_value
 from utp.parsers.textscan import bounded_find, find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -62,8 +62,6 @@ _NAME_LINE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,120})\s*\n\s*(?=[{\[])")
 #: gpt-oss's recipient header where the name belongs (``<tool_call>assistant to=functions.NAME json``
 #: then the JSON): a Harmony model served with a Hermes-style template
 _RECIPIENT_LINE = re.compile(r"\s*(?:assistant\s+)?to=(?:functions\.)?([A-Za-z_][\w.\-]{0,120})(?:\s*<\|constrain\|>\s*json|[ \t]+json)?\s*(?=\{)")
-_CHILD_NAME = re.compile(r"\s*<(name|tool_name|function|request)>\s*([^<]{1,200}?)\s*</\1>", re.S)
-_CHILD_ARGS = re.compile(r"\s*<(arguments|parameters|args|input)>", re.S)
 #: every call-name key (callshape.NAME_KEYS, in any case) holds one of these words, not glued to a
 #: letter and not right after ``<`` or ``/`` (that is a tag: ``<tools>``, ``</tool>``). Spelled as
 #: character classes because a case-insensitive search is ~30x slower per character in ``re``
@@ -327,36 +325,14 @@ class HermesFamily(CallFamily):
 
     def _element_body(self, text: str, pos: int, cursor: int, limit: int, close: int, closer: str, strong: bool) -> Extraction | None:
         """``<name>NAME</name><arguments>{json}</arguments>`` or one element per argument."""
-        named = _CHILD_NAME.match(text, cursor, limit)
+        end = close + len(closer) if close >= 0 else len(text)
+        try:
+            named = named_element_call(text, cursor, limit, close if close >= 0 else limit)
+        except ValueError as exc:
+            return Extraction(end, [], [unparseable(self.name, str(exc), text[pos:end], pos)])
         if named is None:
             return None
-        name = named.group(2).strip()
-        at = named.end()
-        arguments: Any = {}
-        repairs: list[str] = []
-        args_open = _CHILD_ARGS.match(text, at, limit)
-        if args_open is not None:
-            arg_tag = args_open.group(1)
-            arg_close = text.find(f"</{arg_tag}>", args_open.end(), limit)
-            inner_end = arg_close if arg_close >= 0 else limit
-            inner = text[args_open.end() : inner_end]
-            if inner.strip().startswith(("{", "[")):
-                try:
-                    arguments, repairs = loads_lenient(inner)
-                except ValueError as exc:
-                    end = close + len(closer) if close >= 0 else len(text)
-                    return Extraction(end, [], [unparseable(self.name, f"arguments of {name!r}: {exc}", text[pos:end], pos)])
-            else:
-                arguments = elements_to_dict(inner)
-        else:  # one element per argument beside the name (``<name>f</name><path>a.txt</path>``)
-            beside = text[at : close if close >= 0 else limit]
-            elements = child_elements(beside)
-            if elements is None:  # something beside the name that is not whole elements: not read as nothing
-                end = close + len(closer) if close >= 0 else len(text)
-                return Extraction(end, [], [unparseable(self.name, f"arguments of {name!r} are not whole elements", text[pos:end], pos)])
-            arguments = elements
-        call, diagnostics = build_call(name, arguments, self.name, text[pos : close if close >= 0 else len(text)], repairs)
-        end = close + len(closer) if close >= 0 else len(text)
+        call, diagnostics = build_call(*named, self.name, text[pos : close if close >= 0 else len(text)])
         if call is None:
             return Extraction(end, [], diagnostics)
         if close < 0:

@@ -37,7 +37,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import make_call, unreadable
-from utp.parsers.pyliteral import property_schema, typed_value
+from utp.parsers.typedvalues import property_schema, typed_value
 from utp.parsers.textscan import find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall, json_type_name
 

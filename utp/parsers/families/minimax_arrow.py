@@ -36,7 +36,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.familykit import closer_bound, make_call, read_json_at, unreadable
-from utp.parsers.pyliteral import property_schema, typed_value
+from utp.parsers.typedvalues import property_schema, typed_value
 from utp.parsers.textscan import find_first, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 

@@ -23,7 +23,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.pythoncalls import names_offered_tool
 from utp.parsers.familykit import NAME_ATTRIBUTE, ended_before, make_call, read_json_at, render_value, unreadable
 from utp.parsers.layout import unindented
-from utp.parsers.pyliteral import property_schema, typed_value
+from utp.parsers.typedvalues import property_schema, typed_value
 from utp.parsers.scanloop import call_span_limit
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space, space_before
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
