@@ -13,6 +13,7 @@ import pytest
 from utp.parsers import parse_response
 
 from .conftest import assert_stream_matches_under
+from .test_scan_filter import SCANNER
 
 TOOLS = [
     {"name": "read_file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}},
@@ -28,7 +29,8 @@ NAMED = {
 @pytest.mark.parametrize("case", sorted(NAMED))
 def test_arguments_as_elements_beside_the_name(case: str) -> None:
     parsed = parse_response(NAMED[case], tools=TOOLS)
-    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("read_file", {"path": "/root/MEMORY.md"})]
+    assert [(c.name, c.arguments, c.format, c.repairs) for c in parsed.tool_calls] == [("read_file", {"path": "/root/MEMORY.md"}, "hermes", [])]
+    assert parsed.tool_calls[0].raw.startswith("<")
     assert_stream_matches_under(NAMED[case], TOOLS, 4)
 
 
@@ -103,3 +105,17 @@ def test_langroid_json_tool_message_names_the_tool_under_request(text: str, argu
 @pytest.mark.parametrize("text", ['{"request": "GET", "url": "/a"}', '{"request": "code_tool", "method": "POST"}'])
 def test_a_request_that_names_no_offered_tool_or_holds_other_keys_is_data(text: str) -> None:
     assert parse_response(text, tools=LANGROID_TOOLS).tool_calls == []
+
+
+def test_arguments_element_repairs_are_recorded_on_the_call() -> None:
+    call = parse_response("<tool_call><name>read_file</name><arguments>{'path': 'a'}</arguments></tool_call>", tools=TOOLS).tool_calls[0]
+    assert (call.name, call.arguments, call.format) == ("read_file", {"path": "a"}, "hermes") and "single quotes to double" in call.repairs
+
+
+def test_a_flood_of_function_tags_is_not_read_tag_by_tag() -> None:
+    """``<function><function>…``: a name element must hold a name and close, so no opener is visited."""
+    for unit in ("<function>", "<function>\n", "<request>"):
+        flood = unit * 500
+        for pattern in (SCANNER.filtered_call_pattern, SCANNER.filtered_pattern):
+            visited = [m.start() for m in pattern.finditer(flood)]
+            assert all(at >= len(flood) - len(unit) for at in visited), (unit, visited[:3])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -145,3 +146,10 @@ def test_anything_else_is_left_to_ast(source: str) -> None:
 )
 def test_untyped_raw_values_are_the_json_they_spell_else_text(raw: str, value: object) -> None:
     assert json_or_text(raw) == value and type(json_or_text(raw)) is type(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False)))
+def test_untyped_numbers_read_as_json_reads_them(number: int | float) -> None:
+    text = json.dumps(number)
+    assert json_or_text(text) == json.loads(text) and type(json_or_text(text)) is type(json.loads(text))

@@ -23,14 +23,14 @@ _KEYWORD_ARGUMENT = re.compile(r"(?<=[(,])([ \t\n]*)([A-Za-z_]\w*)(?=[ \t]*=(?!=
 _ALIAS = "_utp_alias_{}_"
 #: a keyword argument named by a Python keyword, anywhere (strings included): the cheap test
 #: that most call lists need no aliasing, so the string-aware pass runs only when one may
-_KEYWORD_NAMED_ARGUMENT = re.compile(r"(?<=[(,])[ \t\n]*(?:%s)(?=[ \t]*=(?!=))" % "|".join(keyword.kwlist))
+_KEYWORD_NAMED_ARGUMENT = re.compile(r"[(,][ \t\n]*+(?:%s)[ \t]*+=(?!=)" % "|".join(keyword.kwlist))
 #: a single-quoted or double-quoted string's body, up to its closing quote or the line's end
 _STRING_BODY = {quote: re.compile(r"(?:[^%s\\\n]|\\.)*" % quote, re.S) for quote in "'\""}
 
 
 def aliased(source: str) -> tuple[str, dict[str, str]]:
     """``source`` with hyphenated call names and keyword-named arguments renamed, and alias -> original."""
-    if _HYPHENATED_CALL.search(source) is None and _KEYWORD_NAMED_ARGUMENT.search(source) is None:
+    if ("-" not in source or _HYPHENATED_CALL.search(source) is None) and _KEYWORD_NAMED_ARGUMENT.search(source) is None:
         return source, {}
     names: dict[str, str] = {}
     out: list[str] = []

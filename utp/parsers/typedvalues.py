@@ -8,6 +8,7 @@ no types; the property's schema does. Containers written as text are read by
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -104,6 +105,8 @@ _TYPE_ALIASES = {"float": "number", "double": "number", "int": "integer", "bool"
 #: is text without the cost of a refused ``json.loads``
 _JSON_WORDS = {"true": True, "false": False, "null": None}
 _JSON_VALUE_START = frozenset('{["-0123456789')
+#: a JSON number, read without the decoder (most untyped values that are JSON are numbers)
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:(\.[0-9]+)?([eE][-+]?[0-9]+)?)")
 
 
 def json_or_text(raw: str) -> Any:
@@ -115,6 +118,9 @@ def json_or_text(raw: str) -> Any:
         return _JSON_WORDS[text]
     if text[0] not in _JSON_VALUE_START:
         return raw
+    number = _JSON_NUMBER.fullmatch(text)
+    if number is not None and len(text) < 20:  # json.loads's reading, sooner (long ones go to it)
+        return float(text) if number.group(1) or number.group(2) else int(text)
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
@@ -139,6 +145,8 @@ def typed_value(raw: str, schema: Any, *, untyped: str = "string") -> Any:
     text is one. A value no listed type accepts stays text, so
     schema validation reports it rather than this reader guessing.
     """
+    if schema is None:  # no tools, or a key the tool does not declare: the common untyped case, first
+        return json_or_text(raw) if untyped == "json" else raw
     types = [t for t in schema_types(schema) if _TYPE_ALIASES.get(t, t) in _CONVERTERS]  # a type unknown here says nothing
     if not types:
         return json_or_text(raw) if untyped == "json" else raw

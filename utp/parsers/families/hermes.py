@@ -40,7 +40,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import NAME_KEYS, build_call, calls_from_value, repaired_diagnostics, unparseable
-from utp.parsers.elements import OPEN_ELEMENT, child_elements, named_element_call
+from utp.parsers.elements import NAME_ELEMENTS, OPEN_ELEMENT, child_elements, named_element_call
 from utp.parsers.taggedjson import salvage_list, valid_json_before
 from utp.parsers.pythoncalls import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
@@ -98,7 +98,9 @@ def _body_head(tag: str) -> str:
     element = f"element_{tag}"
     closed_in_time = rf"(?=[^<]*+(?:<(?!/(?P={element})>|{tag}>)[^<]*+)*+(?:</(?P={element})>|\Z))"
     named = rf"<(?!{tag}>)(?P<{element}>[A-Za-z_][\w.\-]{{0,100}}+)>{closed_in_time}\s*+(?:<(?!{tag}>)|\Z)"
-    return rf"\s*(?:{json_head}|[A-Za-z_]|<(?:name|tool_name|function|request)>|{named})"
+    # a name element must hold a name and close (``<function><function>`` is a flood, not a call)
+    name_element = "|".join(rf"<{child}>[^<]{{1,200}}+</{child}>" for child in NAME_ELEMENTS)
+    return rf"\s*(?:{json_head}|[A-Za-z_]|{name_element}|{named})"
 
 
 #: ``<tool_call name="f">``: a strong tag naming the tool by attribute (the arguments are the body)
@@ -332,7 +334,8 @@ class HermesFamily(CallFamily):
             return Extraction(end, [], [unparseable(self.name, str(exc), text[pos:end], pos)])
         if named is None:
             return None
-        call, diagnostics = build_call(*named, self.name, text[pos : close if close >= 0 else len(text)])
+        name, arguments, repairs = named
+        call, diagnostics = build_call(name, arguments, self.name, text[pos : close if close >= 0 else len(text)], repairs)
         if call is None:
             return Extraction(end, [], diagnostics)
         if close < 0:

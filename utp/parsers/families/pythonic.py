@@ -154,7 +154,7 @@ class PythonicFamily(CallFamily):
         if trigger in WRAPPERS and _WRAPPED_JSON.match(text, body_start):
             return extract_tagged_json(self.name, text, pos, body_start, (closing,))
         close = find_forward(text, closing, body_start)
-        if trigger in WRAPPERS and (listed := self._list_before_text(text, body_start, close, closing, ctx)) is not None:
+        if trigger in WRAPPERS and close == -1 and (listed := self._list_before_text(text, body_start, close, closing, ctx)) is not None:
             return listed
         end = len(text) if close == -1 else close + len(closing)
         body_end = len(text) if close == -1 else close
@@ -165,6 +165,9 @@ class PythonicFamily(CallFamily):
         try:
             raws, repairs, failures = read_calls(text[body_start:body_end], one_per_line=True, lenient=any_name)
         except LiteralError as exc:
+            # a whole list, then text where the closer belongs: the closer was left out after the list
+            if trigger in WRAPPERS and close != -1 and (listed := self._list_before_text(text, body_start, close, closing, ctx)) is not None:
+                return listed
             kind = DiagnosticKind.TRUNCATED if close == -1 else DiagnosticKind.UNPARSEABLE
             return unreadable(self.name, text, pos, end, str(exc), kind=kind)
         return self._extraction(text, pos, end, raws, repairs, ctx, failures)
