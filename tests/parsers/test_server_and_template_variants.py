@@ -408,3 +408,16 @@ def test_glm_with_its_call_tokens_stripped(text: str, content: str) -> None:
 )
 def test_stripped_glm_shapes_that_stay_prose(text: str) -> None:
     assert parse_response(text, tools=GLM_TOOLS).tool_calls == []
+
+
+def test_a_flood_of_stripped_glm_heads_is_not_visited() -> None:
+    """``f<arg_key>`` repeated: the head asks for the rest of a first pair, so no occurrence reaches Python."""
+    from utp.parsers.base import ParseContext, registered_families
+    from utp.parsers.triggerscan import TriggerScanner
+    from utp.tooldefs import normalize_tools
+
+    scanner = TriggerScanner(list(registered_families().values()), ParseContext(normalize_tools(GLM_TOOLS)))
+    for unit in ("read<arg_key>", "read<arg_key>x"):
+        flood = unit * 400
+        visited = [m.start() for m in scanner.filtered_call_pattern.finditer(flood)]
+        assert all(at >= len(flood) - len(unit) for at in visited), (unit, visited[:3])

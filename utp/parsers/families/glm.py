@@ -86,7 +86,7 @@ class GlmFamily(KeyValueFamily):
             return self.declared_triggers
         names = [name for name in ctx.by_name if name and not any(ch.isspace() for ch in name)]
         answers = (Trigger(f"{name}\n", start=Start.ANSWER, from_tool_names=True) for name in names)
-        stripped = (Trigger(f"{name}{between}{KEY}", start=Start.WORD, from_tool_names=True) for name in names for between in ("", "\n"))
+        stripped = (Trigger(f"{name}{between}{KEY}", _STRIPPED_HEAD, Start.WORD, from_tool_names=True) for name in names for between in ("", "\n"))
         return (*self.declared_triggers, *answers, *stripped)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
@@ -184,6 +184,9 @@ def _announced_call_arguments(value: dict[str, Any], name: str, ctx: ParseContex
 
 #: one key/value pair (blanks around): the key's tags, then the value's
 _PAIR = re.compile(r"\s*+<arg_key>[^<]{1,256}+</arg_key>\s*+<arg_value>")
+#: the scan lookahead after ``NAME<arg_key>``: the rest of a first pair's opening (a flood of
+#: ``f<arg_key>`` is then never visited)
+_STRIPPED_HEAD = r"[^<]{1,256}+</arg_key>\s*+<arg_value>"
 
 
 def _pairs_end(text: str, at: int) -> int:
