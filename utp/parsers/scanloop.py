@@ -65,9 +65,9 @@ def in_inline_code(text: str, pos: int, trigger: str) -> bool:
     Three or more are a fence's, which a model writes before its call markup
     on the same line (```` ```<｜DSML｜invoke ````): that is no code span.
     """
-    if trigger.startswith("`"):
+    if pos == 0 or text[pos - 1] != "`" or trigger.startswith("`"):
         return False
-    run = 0
+    run = 1
     while run < 3 and pos - run > 0 and text[pos - run - 1] == "`":
         run += 1
     return run in (1, 2)
@@ -76,7 +76,7 @@ def in_inline_code(text: str, pos: int, trigger: str) -> bool:
 def try_extract(candidates: Sequence[Candidate], text: str, pos: int, ctx: ParseContext, floor: int) -> tuple[Extraction | None, list[Diagnostic]]:
     """The first family's Extraction at ``pos``, with a family bug turned into a diagnostic."""
     problems: list[Diagnostic] = []
-    if candidates and in_inline_code(text, pos, candidates[0].trigger):
+    if candidates and pos and text[pos - 1] == "`" and in_inline_code(text, pos, candidates[0].trigger):
         return None, problems
     for cand in candidates:
         try:
