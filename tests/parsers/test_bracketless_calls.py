@@ -18,6 +18,8 @@ from utp.parsers import get_parser, parse_response
 from utp.parsers.base import ParseContext, registered_families
 from utp.parsers.scanloop import scan_text
 from utp.parsers.triggerscan import TriggerScanner
+
+from .conftest import assert_every_cut_matches
 from utp.parsers.streaming import CallReady, ContentDelta, stream_parse
 from utp.types import DiagnosticKind, Tool
 
@@ -100,7 +102,27 @@ def test_tool_names_that_python_cannot_call_add_no_trigger() -> None:
     triggers = TriggerScanner(parser.families, parser.ctx).content_triggers
     assert "ok.name(" in triggers
     assert not {"get-weather(", "search files("} & triggers
-    assert {t for t in parser.anchored if t.endswith("(")} == {"ok.name(", "functions.ok.name(", "default_api.ok.name("}
+    assert {t for t in parser.anchored if t.endswith("(")} == {
+        "ok.name(", "functions.ok.name(", "default_api.ok.name(", "print(ok.name(", "print(default_api.ok.name(",
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["print(default_api.get_weather(city='Paris'))", "Checking.\nprint(get_weather(city='Paris'))"],
+)
+def test_gemini_print_around_a_bracketless_call(text: str) -> None:
+    """Gemma/Gemini write their tool_code convention without the fence: ``print(default_api.f(...))``."""
+    tools = [Tool("get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}}})]
+    parsed = parse_response(text, tools=tools)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert "print(...) around the call removed" in parsed.tool_calls[0].repairs
+    assert_every_cut_matches(text, tools, 3)
+
+
+@pytest.mark.parametrize("text", ["You can run print(get_weather(city='Paris')) yourself.", "print(get_weather(city='Paris'))\nprint('done')"])
+def test_print_around_a_call_inside_prose_or_code_is_not_a_call(text: str) -> None:
+    assert parse_response(text, tools=[Tool("get_weather")]).tool_calls == []
 
 
 @pytest.mark.parametrize("text", ['functions.get_weather({"city": "Paris"})', 'default_api.get_weather(city="Paris")'])

@@ -335,8 +335,9 @@ _UNTOOLED = tuple(t for t in PythonicFamily.declared_triggers if not t.offered_o
 _STATIC_TRIGGERS = frozenset(t.text for t in _UNTOOLED)
 #: the start of a fence body that may still grow into a first call ("print(get_wea")
 _PARTIAL_CODE_START = re.compile(r"\s*(?:p(?:r(?:i(?:n(?:t(?:\s*\(\s*)?)?)?)?)?)?(?:\[\s*)?(?:[A-Za-z_][\w.]{0,256}\s*\(?)?")
-#: what may stand before an offered tool's name in a bracketless call (see ``triggers_for``)
-_NAMESPACES = ("", "functions.", "default_api.")
+#: what may stand before an offered tool's name in a bracketless call (see ``triggers_for``):
+#: a namespace, or Gemini's ``print(...)`` around the call (its tool_code convention without the fence)
+_NAMESPACES = ("", "functions.", "default_api.", "print(", "print(default_api.")
 #: a tool name a Python-style call can spell: dotted identifiers (``math.hypot``)
 _CALLABLE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
