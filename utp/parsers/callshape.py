@@ -51,7 +51,6 @@ AGENT_ACTION_KEY, AGENT_INPUT_KEY = "action", "action_input"
 _AGENT_KEYS = {AGENT_ACTION_KEY, AGENT_INPUT_KEY}
 #: the pseudo-action LangChain agents use for "no call, here is the answer" (compared without case or spacing)
 AGENT_FINAL_ANSWER = "finalanswer"
-_NAME_KEY_SET = set(NAME_KEYS)
 _WRAPPER_KEY_SET = frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS)
 _ARG_KEY_SET = set(ARG_KEYS) | {AGENT_INPUT_KEY}
 

@@ -34,18 +34,20 @@ from typing import Any
 from utp.numbers import read_number
 from utp.parsers.pycalls import RawCall
 
+#: the call's ``)`` after an argument, then what may follow a call: the list's end, the next call, the end
+_CALL_ENDS = r",?\s*+\)\s*+(?:\Z|[\],]|\n\s*+[A-Za-z_][\w.\-]*+\s*+\()"
+#: the next keyword argument's ``name=``
+_NEXT_KEYWORD = r"[A-Za-z_]\w*+[ \t]*+=(?!=)"
+#: the start of a value (the next positional argument, list item or tuple element)
+_VALUE_START = r"""['"\[{(\-\d]|True\b|False\b|None\b"""
 #: what may follow the closing quote of a string in each place it can stand
 _CONTINUES = {
-    "argument": re.compile(
-        r"[ \t]*+(?:,\s*+[A-Za-z_]\w*+[ \t]*+=(?!=)|,?\s*+\)\s*+(?:\Z|[\],]|\n\s*+[A-Za-z_][\w.\-]*+\s*+\())"
-    ),
-    "positional": re.compile(
-        r"""[ \t]*+(?:,\s*+(?:[A-Za-z_]\w*+[ \t]*+=(?!=)|['"\[{(\-\d]|True\b|False\b|None\b)|,?\s*+\)\s*+(?:\Z|[\],]|\n\s*+[A-Za-z_][\w.\-]*+\s*+\())"""
-    ),
-    "item": re.compile(r"""\s*+(?:\]|,\s*+(?:\]|['"\[{(\-\d.]|[rRbBuU]{1,2}['"]|True\b|False\b|None\b|true\b|false\b|null\b))"""),
+    "argument": re.compile(rf"[ \t]*+(?:,\s*+{_NEXT_KEYWORD}|{_CALL_ENDS})"),
+    "positional": re.compile(rf"[ \t]*+(?:,\s*+(?:{_NEXT_KEYWORD}|{_VALUE_START})|{_CALL_ENDS})"),
+    "item": re.compile(rf"""\s*+(?:\]|,\s*+(?:\]|\.|[rRbBuU]{{1,2}}['"]|true\b|false\b|null\b|{_VALUE_START}))"""),
     "value": re.compile(r"""\s*+(?:\}|,\s*+(?:\}|['"]|[A-Za-z_]\w*+\s*+[:=]))"""),
     "key": re.compile(r"\s*+[:=]"),
-    "element": re.compile(r"""\s*+(?:\)|,\s*+(?:\)|['"\[{(\-\d.]|True\b|False\b|None\b))"""),
+    "element": re.compile(rf"\s*+(?:\)|,\s*+(?:\)|\.|{_VALUE_START}))"),
 }
 _NAME = re.compile(r"[A-Za-z_][\w\-]*(?:\.[A-Za-z_][\w\-]*)*")
 _KEYWORD = re.compile(r"([A-Za-z_]\w*)[ \t]*=(?!=)")
