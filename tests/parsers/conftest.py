@@ -14,6 +14,9 @@ from tests.support.sweeps import sweep_stride
 CORPUS_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 ANNOTATED = CORPUS_DIR / "annotated_outputs.jsonl"
 
+#: families read only when their calls are the whole answer: a rendering between sentences is prose by design
+WHOLE_ANSWER_ONLY = frozenset({"keyword_command"})
+
 
 @pytest.fixture
 def anyio_backend() -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.parsers.conftest import assert_every_cut_matches
+from tests.parsers.conftest import WHOLE_ANSWER_ONLY, assert_every_cut_matches
 from utp.parsers import family_names, get_family, parse_response
 from utp.parsers.jsonrepair import INNER_QUOTES, _LenientReader, loads_lenient
 from utp.types import Tool, ToolCall
@@ -30,7 +30,7 @@ TOOLS = [Tool("search", parameters={"type": "object", "properties": {"query": {"
 
 #: argument values are raw text between tags: a closing tag in a value cannot be escaped
 RAW_TEXT_VALUES = {"qwen3_coder", "anthropic_xml", "deepseek_dsml", "kimi_k3", "bash", "solar_open"}
-JSON_ARGUMENT_FAMILIES = [name for name in family_names() if name not in RAW_TEXT_VALUES]
+JSON_ARGUMENT_FAMILIES = [name for name in family_names() if name not in RAW_TEXT_VALUES | WHOLE_ANSWER_ONLY]
 
 
 def _self_quoting(family: str) -> tuple[str, ToolCall]:

@@ -205,7 +205,16 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda k: k != "" and not k.startswith("-") and "=" not in k,
         lambda n: True,
     ),
+    "keyword_command": (
+        "values are quoted with \" escaping only the quote, so a string cannot end in a backslash; keys are "
+        "parameter names written key=",
+        lambda s: not s.endswith("\\"),
+        lambda k: re.fullmatch(r"[A-Za-z_][\w.\-]{0,127}", k) is not None,
+        lambda n: True,
+    ),
 }
+#: families that cannot write a call without arguments, and why
+NEEDS_AN_ARGUMENT = {"keyword_command": "a tool's name alone is a word, not a command line"}
 
 _NO_LIMITS = ("no wire limits", lambda s: True, lambda k: True, lambda n: True)
 
@@ -245,7 +254,7 @@ def calls_for(draw: st.DrawFn, family: str) -> list[ToolCall]:
     names = draw(st.lists(NAMES.filter(name_ok), min_size=1, max_size=3, unique=True))
     calls = []
     for name in names:
-        arguments = draw(st.dictionaries(text.filter(key_ok), json_values(text), max_size=4))
+        arguments = draw(st.dictionaries(text.filter(key_ok), json_values(text), min_size=int(family in NEEDS_AN_ARGUMENT), max_size=4))
         calls.append(ToolCall(name, arguments))
     return calls
 
@@ -302,7 +311,7 @@ def test_render_then_parse_gives_back_the_calls(family: str) -> None:
 @pytest.mark.parametrize("family", FAMILIES)
 def test_auto_mode_reads_every_family_render(family: str) -> None:
     """What a family renders is also read in auto mode (bash: when allowed), whoever claims it."""
-    calls = [ToolCall("get_weather", {"city": "Paris", "days": 3}), ToolCall("ping", {})]
+    calls = [ToolCall("get_weather", {"city": "Paris", "days": 3}), ToolCall("ping", {"host": "a"} if family in NEEDS_AN_ARGUMENT else {})]
     text = get_family(family).render(calls)
     parsed = parse_response(text, tools=tools_typing(calls), allow_bash=True)
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [(c.name, c.arguments) for c in calls], text

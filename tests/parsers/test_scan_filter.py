@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.parsers.conftest import WHOLE_ANSWER_ONLY
 from utp.parsers import family_names, get_family, get_parser
 from utp.parsers.base import ParseContext, registered_families
 from utp.parsers.scanloop import scan_text
@@ -163,6 +164,10 @@ def test_filtered_scan_keeps_every_rendered_call(family: str) -> None:
     for ctx in CONTEXTS:
         _same_scan(text, ctx)
     parsed = get_parser("auto", TOOLS, allow_bash=True).parse(text)
+    if family in WHOLE_ANSWER_ONLY:  # between sentences it is prose; alone (its parameters declared) it is the calls
+        assert parsed.tool_calls == []
+        declared = [Tool(c.name, parameters={"type": "object", "properties": dict.fromkeys(c.arguments, {})}) for c in calls]
+        parsed = get_parser("auto", declared, allow_bash=True).parse(get_family(family).render(calls))
     assert [c.name for c in parsed.tool_calls] == ["get_weather", "search"]
 
 

@@ -205,25 +205,37 @@ def calls_from_value(
     raw: str,
     repairs: list[str] | None = None,
     require_arguments: bool = False,
+    salvage: bool = False,
 ) -> tuple[list[ToolCall], list[Diagnostic]] | None:
     """Calls from a decoded JSON value (one object, a list of them, or a ``tool_calls`` wrapper); None if not calls.
 
     A list counts only when *every* item is call-shaped: a list that mixes
-    calls and other things is data, not a batch of calls.
+    calls and other things is data, not a batch of calls. With ``salvage``
+    (the list stands inside a call marker, so the model said these are calls)
+    the items that are not calls are reported and their siblings kept: one
+    unreadable call must not cost the ones written well beside it.
     """
     items = value if isinstance(value, list) else _call_list(value) or [value]
     if not items:
         return None
+    truncated = bool(repairs) and CLOSED_TRUNCATED in repairs  # type: ignore[operator]
     shaped = []
-    for item in items:
+    skipped: list[Diagnostic] = []
+    for index, item in enumerate(items):
         split = split_call_object(item, require_arguments)
         if split is None:
-            return None
+            if not salvage or len(items) < 2:
+                return None
+            cut = truncated and index == len(items) - 1
+            kind, what = (DiagnosticKind.TRUNCATED, "ended inside") if cut else (DiagnosticKind.UNPARSEABLE, "is not a call in")
+            skipped.append(Diagnostic(kind, f"{family}: item {index + 1} {what} the call list (skipped; the others are read)", _short(item), family))
+            continue
         shaped.append((split, item))
+    if not shaped:
+        return None
     calls: list[ToolCall] = []
-    diagnostics: list[Diagnostic] = []
-    truncated = bool(repairs) and CLOSED_TRUNCATED in repairs  # type: ignore[operator]
-    if truncated and not _has_argument_key(items[-1]):
+    diagnostics: list[Diagnostic] = skipped
+    if truncated and shaped[-1][1] is items[-1] and not _has_argument_key(items[-1]):
         # Cut off before the arguments began (often inside the name): not a call to run.
         diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{family}: output ended inside a call", _short(raw), family))
         shaped.pop()
@@ -231,9 +243,9 @@ def calls_from_value(
             return calls, diagnostics
     # the cut fell in the last item: the ones before it were written whole
     whole = [r for r in repairs or () if r not in _CUT_REPAIRS] if truncated else repairs
-    for index, ((name, raw_args), item) in enumerate(shaped):
+    for (name, raw_args), item in shaped:
         call_id = item.get("id")
-        its_repairs = repairs if index == len(items) - 1 else whole
+        its_repairs = repairs if item is items[-1] else whole
         call, diags = build_call(name, raw_args, family, raw, its_repairs, call_id if type(call_id) is str else None)
         if diags:
             diagnostics.extend(diags)

@@ -9,6 +9,7 @@ that consumes the span, so broken markup is reported instead of shown as prose.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -323,3 +324,19 @@ def sole_parameter(ctx: ParseContext, name: str) -> str | None:
     if tool is None or len(tool.properties) != 1:
         return None
     return next(iter(tool.properties))
+
+
+#: a Markdown fence around a whole value: an optional language label, the body, the closing fence
+_FENCED_VALUE = re.compile(r"\s*```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)\r?\n?[ \t]*```\s*", re.DOTALL)
+
+
+def unfenced(raw: str) -> str | None:
+    """The body of ``raw`` when all of it is one Markdown-fenced block (```` ```json {...}``` ````), else None.
+
+    Models trained on chat data fence JSON even where a format's own tokens
+    already delimit it (Kimi K2's argument token, DeepSeek's call token).
+    """
+    if "```" not in raw:
+        return None
+    fenced = _FENCED_VALUE.fullmatch(raw)
+    return None if fenced is None or "```" in fenced.group(1) else fenced.group(1)

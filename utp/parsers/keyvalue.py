@@ -78,6 +78,8 @@ class KeyValueSyntax:
     special_tokens: bool = False
     #: whether the blanks around a value are the dialect's layout, not the value's (its own parser strips them)
     strip_values: bool = False
+    #: whether the blanks around a one-line value are layout (a value of several lines keeps them, as code does)
+    strip_one_line: bool = False
 
     @property
     def stops(self) -> tuple[str, ...]:
@@ -176,8 +178,18 @@ def _value_without_opener(text: str, start: int, syntax: KeyValueSyntax) -> bool
 
 
 def _typed(raw: str, schema: Any, syntax: KeyValueSyntax) -> Any:
-    """A value's raw text typed by its schema (JSON when untyped and JSON), stripped where the dialect says."""
-    return typed_value(raw.strip() if syntax.strip_values else raw, schema, untyped="json")
+    """A value's raw text typed by its schema (JSON when untyped and JSON), stripped where the dialect says.
+
+    With ``strip_one_line``, a one-line value padded with blanks (``<arg_value>  Beijing  </arg_value>``)
+    is that line; a value of several lines keeps its whitespace, as code does.
+    """
+    if syntax.strip_values:
+        raw = raw.strip()
+    elif syntax.strip_one_line and (raw[:1].isspace() or raw[-1:].isspace()):
+        line = raw.strip()
+        if line and "\n" not in line and "\r" not in line:
+            raw = line
+    return typed_value(raw, schema, untyped="json")
 
 
 def _without_layout_tail(raw: str) -> str:

@@ -23,6 +23,7 @@ format's own rule.
 
 from __future__ import annotations
 
+import html
 import re
 
 #: the line break right after the opening tag (blanks before it are layout too)
@@ -55,3 +56,22 @@ def unindented(raw: str) -> str:
     indents = [len(_INDENT.match(line).group()) for line in lines if line.strip()]  # type: ignore[union-attr]
     cut = min(indents, default=0)
     return "\n".join(line[cut:] if line.strip() else line.strip(" \t") for line in lines)
+
+
+#: the five XML entities and numeric references
+_ENTITY = re.compile(r"&(?:lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
+#: what an escaped value cannot hold: markup characters, or an ampersand that starts no entity
+_UNESCAPED = re.compile(r"[<>]|&(?!(?:lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});)")
+
+
+def markup_text(raw: str) -> str:
+    """A value the model escaped as XML text (``x &lt; 10 &amp;&amp; y``), unescaped; others unchanged.
+
+    Models that see tags around a value sometimes escape it as XML would.
+    Only a value escaped throughout is read so: one that also holds a raw
+    ``<``, ``>`` or a bare ``&`` is text that merely mentions an entity (HTML
+    being written, a URL's query), and stays as written.
+    """
+    if "&" not in raw or _ENTITY.search(raw) is None or _UNESCAPED.search(raw) is not None:
+        return raw
+    return html.unescape(raw)

@@ -198,7 +198,7 @@ class _TaggedJson:
             self.diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{family}: output ended inside a call", _short(text[cursor:limit]), family, cursor))
             self.end = limit
             return _STOP
-        found = calls_from_value(value, family, text[cursor:jend], repairs, self.require_arguments)
+        found = calls_from_value(value, family, text[cursor:jend], repairs, self.require_arguments, salvage=True)
         if found is None and self.recovering:
             self.skipped += 1
             resume = _resume_point(text, cursor, limit) if self.skipped <= MAX_SKIPPED_LINES else -1

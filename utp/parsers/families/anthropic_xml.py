@@ -37,7 +37,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.families.harmony import MAX_HEADER, MESSAGE, TO_THE_READER
 from utp.parsers.familykit import NAME_ATTRIBUTE_HEAD, closer_bound, ended_before, make_call, read_json_at, unreadable
 from utp.parsers.jsonrepair import loads_lenient
-from utp.parsers.layout import unindented
+from utp.parsers.layout import markup_text, unindented
 from utp.parsers.nestedelements import ElementMarkup, ElementsBroken, ElementsCut, as_object, read_elements
 from utp.parsers.typedvalues import property_schema, schema_types, typed_value
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
@@ -196,6 +196,7 @@ def flagged_value(raw: str, parameter: re.Match[str], tool: Tool | None) -> tupl
     the tool's contract decides); ``string="false"`` marks a JSON value.
     """
     key = parameter.group("key")
+    raw = markup_text(raw)
     groups = parameter.groupdict()  # a dialect's parameter tag may have no string attribute at all
     flag = (groups.get("string1") or groups.get("string2") or "").strip().lower()
     schema = property_schema(tool, key)

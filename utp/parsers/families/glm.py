@@ -48,7 +48,7 @@ VALUE, VALUE_END = "<arg_value>", "</arg_value>"
 SEPARATOR = "<tool_sep>"
 GROUP_OPEN, GROUP_CLOSE = "<tool_calls>", "</tool_calls>"
 
-SYNTAX = KeyValueSyntax(OPEN, CLOSE, KEY, KEY_END, VALUE, VALUE_END, name_pattern(r"[ \t]*", KEY, CLOSE, SEPARATOR), separator=SEPARATOR)
+SYNTAX = KeyValueSyntax(OPEN, CLOSE, KEY, KEY_END, VALUE, VALUE_END, name_pattern(r"[ \t]*", KEY, CLOSE, SEPARATOR), separator=SEPARATOR, strip_one_line=True)
 #: after the group opener, a call opener and a bare name's first character, or the end of the
 #: text inside the name or the tag after it (truncated); Jamba's ``<tool_calls>[...]`` and
 #: Hermes' ``<tool_call>{...}`` are not ours

@@ -220,7 +220,7 @@ class HermesFamily(CallFamily):
         self, text: str, cursor: int, value: Any, jend: int, repairs: list[str], close: int, closer: str, opener: str
     ) -> Extraction | None:
         raw = text[cursor:jend]
-        found = calls_from_value(value, self.name, raw, repairs)
+        found = calls_from_value(value, self.name, raw, repairs, salvage=True)
         if found is None:
             return None
         calls, diagnostics = found
@@ -284,7 +284,7 @@ class HermesFamily(CallFamily):
                     value, stop, repairs = decode_json_at(block, nxt)
                 except ValueError:
                     return jend + at
-            found = calls_from_value(value, self.name, block[nxt:stop], repairs)
+            found = calls_from_value(value, self.name, block[nxt:stop], repairs, salvage=True)
             if found is None:
                 return jend + at
             calls.extend(found[0])

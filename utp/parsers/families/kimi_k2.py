@@ -40,7 +40,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.callshape import build_call, unparseable
-from utp.parsers.familykit import closer_past_strings, json_object_before_reopen, read_json_at
+from utp.parsers.familykit import closer_past_strings, json_object_before_reopen, read_json_at, unfenced
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.textscan import blanks_before, find_forward, skip_blanks
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -55,7 +55,8 @@ _SECTION_ENDS = (SECTION_END, SINGULAR_SECTION_END)
 CALL_BEGIN = "<|tool_call_begin|>"
 ARG_BEGIN = "<|tool_call_argument_begin|>"
 CALL_END = "<|tool_call_end|>"
-_ID = re.compile(r"\s*(?:functions\.)?([^\s:<>]{1,200}?)(?::(\d+))?\s*$")
+#: the id: ``functions.NAME:IDX``; clients that number calls their own way write ``:call_123``
+_ID = re.compile(r"\s*(?:functions\.)?([^\s:<>]{1,200}?)(?::([\w\-]{1,64}))?\s*$")
 #: an id with its index and then a JSON object: a call whose argument token was dropped
 _BARE_ID = re.compile(r"\s*((?:functions\.)?([^\s:<>{}]{1,200}):\d{1,9})\s*(?=\{)")
 #: scan lookahead for the section token. ``extract`` skips whitespace (``\s`` is ``str.isspace``)
@@ -130,6 +131,12 @@ class KimiK2Family(CallFamily):
             head_start = cursor + len(CALL_BEGIN)
             arg = find_forward(text, ARG_BEGIN, head_start)
             close = find_forward(text, CALL_END, head_start)
+            following = find_forward(text, CALL_BEGIN, head_start)
+            if following >= 0 and (arg < 0 or following < arg) and (close < 0 or following < close):
+                # a call token with neither arguments nor end before the next one: that one is read
+                diagnostics.append(unparseable(self.name, f"a call with no arguments before the next {CALL_BEGIN} (skipped)", text[cursor:following], cursor))
+                end = cursor = following
+                continue
             if arg < 0 or (close >= 0 and arg > close):
                 body_end = close if close >= 0 else len(text)
                 if not self._without_arg_token(text, cursor, head_start, body_end, calls, diagnostics):
@@ -232,7 +239,10 @@ class KimiK2Family(CallFamily):
     ) -> None:
         """The call with arguments ``raw_args`` (lenient JSON); ``noted``: repairs already made around it."""
         try:
-            arguments, repairs = loads_lenient(raw_args) if raw_args.strip() else ({}, [])
+            body = unfenced(raw_args)
+            arguments, repairs = loads_lenient(raw_args if body is None else body) if raw_args.strip() else ({}, [])
+            if body is not None:
+                repairs = ["arguments inside a Markdown fence", *repairs]
         except ValueError as exc:
             diagnostics.append(unparseable(self.name, f"arguments of {name!r}: {exc}", raw))
             return

@@ -1,0 +1,76 @@
+"""Command-style answers: an offered tool's name, then ``key=value`` words for its declared parameters."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.parsers.conftest import assert_every_cut_matches
+from utp.parsers import parse_response
+from utp.types import Tool
+
+TOOLS = [
+    Tool("web_fetch", parameters={"type": "object", "properties": {"url": {"type": "string"}, "limit": {"type": "integer"}}}),
+    Tool("read_file", parameters={"type": "object", "properties": {"file": {"type": "string"}}}),
+    Tool("execute_code", parameters={"type": "object", "properties": {"code": {"type": "string"}}}),
+    Tool("ping"),
+]
+
+
+def calls(text: str) -> list[tuple[str, dict]]:
+    return [(c.name, c.arguments) for c in parse_response(text, tools=TOOLS).tool_calls]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('web_fetch url="https://www.iana.org/help/example-domains"', [("web_fetch", {"url": "https://www.iana.org/help/example-domains"})]),
+        # Windows paths keep their backslashes; only \" is an escape
+        ('read_file file="c:\\Users\\y\\Desktop\\package.json"', [("read_file", {"file": "c:\\Users\\y\\Desktop\\package.json"})]),
+        ('execute_code code="print(\\"hi\\")"', [("execute_code", {"code": 'print("hi")'})]),
+        ("execute_code code='import os; os.getcwd()'", [("execute_code", {"code": "import os; os.getcwd()"})]),
+        # typed by the schema, quoted or bare
+        ('web_fetch url=https://x.org limit="3"', [("web_fetch", {"url": "https://x.org", "limit": 3})]),
+        # after a lead-in, and several lines
+        ("Tool call: web_fetch url=https://x.org limit=5", [("web_fetch", {"url": "https://x.org", "limit": 5})]),
+        ('web_fetch url="https://a.org"\n\nread_file file=notes.txt\n', [("web_fetch", {"url": "https://a.org"}), ("read_file", {"file": "notes.txt"})]),
+    ],
+)
+def test_a_whole_answer_of_command_lines_is_read(text: str, expected: list) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments, c.format) for c in parsed.tool_calls] == [(n, a, "keyword_command") for n, a in expected]
+    assert_every_cut_matches(text, TOOLS, step=7)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'You can run web_fetch url="https://x.org" to see it.',  # a sentence
+        'web_fetch url="https://x.org" to see it',  # words that are no key=value
+        'web_fetch url="https://x.org"\n\nThat fetches the page.',  # prose after the line
+        "web_fetch https://x.org",  # positional words: a shell command, not this syntax
+        'web_fetch uri="https://x.org"',  # a key the tool does not declare
+        'web_fetch url="a" url="b"',  # a key written twice
+        "web_fetch url=",  # no value
+        "ping host=a",  # a tool that declares no parameters: nothing to check the keys against
+        "web_fetch url='it is\nnot closed'",  # single quotes stay on their line (an apostrophe)
+        'search url="https://x.org"',  # not an offered tool
+    ],
+)
+def test_what_is_not_a_whole_command_answer_is_prose(text: str) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert parsed.tool_calls == []
+    assert parsed.content == text
+    assert_every_cut_matches(text, TOOLS, step=5)
+
+
+def test_without_tools_nothing_is_a_command_line() -> None:
+    assert parse_response('web_fetch url="https://x.org"').tool_calls == []
+
+
+def test_a_stream_releases_an_answer_that_only_starts_with_a_tool_name() -> None:
+    """ "web_fetch results ..." is settled as prose at its first word, not held to the end."""
+    from utp.parsers.streaming import ContentDelta, StreamParser
+
+    parser = StreamParser(tools=TOOLS)
+    shown = "".join(e.text for e in parser.feed("web_fetch results are cached for an hour, so ") if isinstance(e, ContentDelta))
+    assert shown.startswith("web_fetch results")
