@@ -117,3 +117,11 @@ def test_xml_parameters_escaped_throughout_are_unescaped(value: str, expected: s
 def test_qwen3_coder_values_keep_entities_as_its_reference_parser_does() -> None:
     text = "<tool_call>\n<function=search>\n<parameter=query>\nTom &amp; Jerry\n</parameter>\n</function>\n</tool_call>"
     assert calls(text) == [("search", {"query": "Tom &amp; Jerry"})]
+
+
+def test_a_run_of_empty_kimi_call_tokens_is_skipped_and_reported_once() -> None:
+    """A flood of call tokens before one real call: one report for the run, not one per token (linear)."""
+    text = KIMI.format("<|tool_call_begin|>x" * 5000 + '<|tool_call_begin|>functions.grep:0<|tool_call_argument_begin|>{"pattern":"x"}<|tool_call_end|>')
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("grep", {"pattern": "x"})]
+    assert len([d for d in parsed.diagnostics if d.kind is DiagnosticKind.UNPARSEABLE]) == 1

@@ -132,10 +132,12 @@ class KimiK2Family(CallFamily):
             arg = find_forward(text, ARG_BEGIN, head_start)
             close = find_forward(text, CALL_END, head_start)
             following = find_forward(text, CALL_BEGIN, head_start)
-            if following >= 0 and (arg < 0 or following < arg) and (close < 0 or following < close):
-                # a call token with neither arguments nor end before the next one: that one is read
-                diagnostics.append(unparseable(self.name, f"a call with no arguments before the next {CALL_BEGIN} (skipped)", text[cursor:following], cursor))
-                end = cursor = following
+            if 0 <= following < arg and (close < 0 or following < close):
+                # call tokens with neither arguments nor end before the next one: the last of
+                # them before the argument token is read, the run before it reported once
+                last = text.rfind(CALL_BEGIN, following, arg)
+                diagnostics.append(unparseable(self.name, f"a call with no arguments before the next {CALL_BEGIN} (skipped)", text[cursor:last], cursor))
+                end = cursor = last
                 continue
             if arg < 0 or (close >= 0 and arg > close):
                 body_end = close if close >= 0 else len(text)
