@@ -100,8 +100,9 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda n: True,
     ),
     "glm": (
-        "values are raw text up to </arg_value> holding no <arg_key> (a value whose closer was left out ends there); keys are trimmed raw text up to </arg_key>",
-        _forbid("</arg_value>", "</arg_key>", "<arg_key>"),
+        "values are raw text up to </arg_value> holding no <arg_key> (a value whose closer was left out ends there), "
+        "a one-line value without the blanks around it (GLM's parsers strip them); keys are trimmed raw text up to </arg_key>",
+        lambda s: _forbid("</arg_value>", "</arg_key>", "<arg_key>")(s) and (s == s.strip() or not s.strip() or "\n" in s.strip() or "\r" in s.strip()),
         lambda k: k == k.strip(),
         lambda n: True,
     ),

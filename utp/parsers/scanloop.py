@@ -73,12 +73,21 @@ def in_inline_code(text: str, pos: int, trigger: str) -> bool:
     return run in (1, 2)
 
 
-def try_extract(candidates: Sequence[Candidate], text: str, pos: int, ctx: ParseContext, floor: int) -> tuple[Extraction | None, list[Diagnostic]]:
-    """The first family's Extraction at ``pos``, with a family bug turned into a diagnostic."""
+def try_extract(
+    candidates: Sequence[Candidate], text: str, pos: int, ctx: ParseContext, floor: int, heads: bool = False
+) -> tuple[Extraction | None, list[Diagnostic]]:
+    """The first family's Extraction at ``pos``, with a family bug turned into a diagnostic.
+
+    With ``heads`` (one-shot parsing: the whole text is there) a family whose own
+    head fails here is not asked: a head is a necessary condition of its reading.
+    A stream does not skip: the head may still be arriving.
+    """
     problems: list[Diagnostic] = []
     if candidates and pos and text[pos - 1] == "`" and in_inline_code(text, pos, candidates[0].trigger):
         return None, problems
     for cand in candidates:
+        if heads and cand.head is not None and cand.head.match(text, pos + len(cand.trigger)) is None:
+            continue
         try:
             found = cand.family.extract(text, pos, cand.trigger, ctx)
         except Exception as exc:  # a family bug must not lose the response
@@ -219,7 +228,7 @@ def scan_text(
         if trigger in closer_of:  # only matched with reasoning=True
             pos = floor = _reasoning_block(text, at, trigger, closer_of[trigger], scanner, ctx, result)
             continue
-        found, problems = try_extract(candidates[trigger], text, at, ctx, floor)
+        found, problems = try_extract(candidates[trigger], text, at, ctx, floor, not literal)
         if problems:
             result.diagnostics.extend(problems)
         if found is None:
@@ -284,7 +293,7 @@ def first_call_at(text: str, start: int, scanner: Scanner, ctx: ParseContext) ->
     pos = start
     while (match := search(text, pos)) is not None:
         at = match.start()
-        found, _ = try_extract(scanner.candidates[match.group()], text, at, ctx, start)
+        found, _ = try_extract(scanner.candidates[match.group()], text, at, ctx, start, True)
         if found is not None and found.calls and found.final:
             return at if found.start is None else found.start
         pos = found.end if found is not None else at + 1

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any
 
 from utp.parsers.base import WORD_CHARACTER, CallFamily, ParseContext, Start, Trigger
@@ -21,11 +21,17 @@ from utp.parsers.reasoning import REASONING_TAGS
 
 @dataclass(frozen=True)
 class Candidate:
-    """A family to try where ``trigger`` matched (``word``: an answer-start trigger that is a word)."""
+    """A family to try where ``trigger`` matched (``word``: an answer-start trigger that is a word).
+
+    ``head`` is the family's own lookahead for the trigger: where several families
+    share a trigger, the scan pattern checks only their union, so one-shot parsing
+    skips a family whose own head fails instead of running its reader to find out.
+    """
 
     family: CallFamily
     trigger: str
     word: bool = False
+    head: re.Pattern[str] | None = field(default=None, compare=False)
 
 
 class TriggerScanner:
@@ -54,7 +60,7 @@ class TriggerScanner:
         #: per trigger, its owners' records (in the order of ``owners``)
         self.records = records
         self.triggers = sorted(owners, key=len, reverse=True)
-        self.candidates = candidates_by_trigger(owners)
+        self.candidates = candidates_by_trigger(owners, records)
         self.closer_of = dict(REASONING_TAGS)
         #: the triggers plus reasoning openers: content is scanned with these, so a ``<think>``
         #: inside a call span belongs to the call, exactly as when streaming
@@ -182,7 +188,7 @@ class ToolScanner:
         self.records = records
         self.shared = shared
         self.triggers = sorted(owners, key=len, reverse=True)
-        self.candidates = candidates_by_trigger(owners)
+        self.candidates = candidates_by_trigger(owners, {**shared.records, **records})
         self.closer_of = shared.closer_of
         self.content_triggers = shared.content_triggers | frozenset(own)
         # One pattern per first character: the triggers of a group then share a literal prefix
@@ -300,18 +306,29 @@ def _searcher(pattern: re.Pattern[str] | EitherPattern | None) -> Searcher:
     return pattern.search
 
 
-def candidates_by_trigger(owners: dict[str, list[CallFamily]]) -> dict[str, tuple[Candidate, ...]]:
+def candidates_by_trigger(owners: dict[str, list[CallFamily]], records: dict[str, list[Trigger]]) -> dict[str, tuple[Candidate, ...]]:
     """For each trigger, the families to try when it matches: owners of it and of its prefixes.
 
-    By descending priority, the longer trigger first on ties.
+    By descending priority, the longer trigger first on ties. ``records`` are the
+    owners' trigger records, in the order of ``owners``: each candidate carries its head.
     """
     triggers = sorted(owners, key=len, reverse=True)
+    heads = {t: [_head_pattern(r.head) for r in records.get(t, ())] + [None] * len(owners[t]) for t in triggers}
     candidates: dict[str, tuple[Candidate, ...]] = {}
     for trigger in triggers:
-        found = [Candidate(family, shorter) for shorter in triggers if trigger.startswith(shorter) for family in owners[shorter]]
+        # the scan pattern checked the union of the matched trigger's owners' heads: a lone
+        # owner's head is that union, so only shared triggers and shorter ones carry theirs
+        own = len(owners[trigger]) == 1
+        found = [Candidate(f, t, head=None if own and t == trigger else heads[t][i]) for t in triggers if trigger.startswith(t) for i, f in enumerate(owners[t])]
         found.sort(key=lambda c: (-c.family.priority, -len(c.trigger)))
         candidates[trigger] = tuple(found)
     return candidates
+
+
+@lru_cache(maxsize=4096)
+def _head_pattern(head: str | None) -> re.Pattern[str] | None:
+    """A trigger record's head compiled (shared by every scanner with the same head)."""
+    return None if head is None else re.compile(head)
 
 
 def _own(owners: dict[str, list[CallFamily]], records: dict[str, list[Trigger]], family: CallFamily, record: Trigger) -> None:

@@ -49,11 +49,11 @@ SEPARATOR = "<tool_sep>"
 GROUP_OPEN, GROUP_CLOSE = "<tool_calls>", "</tool_calls>"
 
 SYNTAX = KeyValueSyntax(OPEN, CLOSE, KEY, KEY_END, VALUE, VALUE_END, name_pattern(r"[ \t]*", KEY, CLOSE, SEPARATOR), separator=SEPARATOR, strip_one_line=True)
-#: after the group opener, a call opener and a bare name's first character, or the end of the
-#: text inside the name or the tag after it (truncated); Jamba's ``<tool_calls>[...]`` and
+#: after the group opener, the end of the text (truncated), or a call opener and a bare name's
+#: first character, or the end of the text inside the name or the tag after it (truncated); Jamba's ``<tool_calls>[...]`` and
 #: Hermes' ``<tool_call>{...}`` are not ours
 _GROUP_HEAD = (
-    r"\s*+" + re.escape(OPEN) + r"""(?:[ \t]*+[^\s<>{}\[\]"']|\s*+[^\s<>{}\[\]"']{0,256}+\s*+(?:<[^<>\s]{0,40}+)?\Z)"""
+    r"\s*+(?:\Z|" + re.escape(OPEN) + r"""(?:[ \t]*+[^\s<>{}\[\]"']|\s*+[^\s<>{}\[\]"']{0,256}+\s*+(?:<[^<>\s]{0,40}+)?\Z))"""
 )
 
 
