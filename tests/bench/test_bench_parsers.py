@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.parsers.conftest import WHOLE_ANSWER_ONLY
 from utp.parsers import family_names, get_family, get_parser
 from utp.parsers.streaming import CallReady, ContentDelta, StreamParser
 from utp.types import Tool, ToolCall
@@ -37,8 +38,9 @@ SIZES = {"10KB": 10 * 1024, "100KB": 100 * 1024, "1MB": 1024 * 1024}
 
 
 def typical_response(family: str) -> str:
-    """Short prose around one family's rendering of two calls."""
-    return f"Let me check both for you.\n{get_family(family).render(TYPICAL_CALLS)}\nOne moment."
+    """Short prose around one family's rendering of two calls (a whole-answer family's rendering alone)."""
+    rendered = get_family(family).render(TYPICAL_CALLS)
+    return rendered if family in WHOLE_ANSWER_ONLY else f"Let me check both for you.\n{rendered}\nOne moment."
 
 
 @pytest.mark.parametrize("family", family_names())

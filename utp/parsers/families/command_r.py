@@ -34,6 +34,8 @@ _ACTION_FENCE = re.compile("Action:" + _FENCE_TAIL)
 #: an object written straight after ``Action:``, without the fence
 _INLINE_TAIL = r"[ \t]*+\n?[ \t]*+(?=\{)"
 _ACTION_INLINE = re.compile("Action:" + _INLINE_TAIL)
+#: the scan lookahead of ``Action:``: the fence's or the inline object's, their shared blanks matched once
+_ACTION_HEAD = r"[ \t]*+\n?[ \t]*+(?:```(?:json)?+[ \t]*+\n" + TAGGED_JSON_HEAD + r"|(?=\{))"
 NO_CALL = "directly_answer"
 #: what may still grow into ``_FENCE_TAIL`` (streaming: the fence is still arriving)
 _FENCE_TAIL_ARRIVING = re.compile(r"[ \t]*(?:\n[ \t]*)?(?:`(?:`(?:`(?:j(?:s(?:o(?:n)?)?)?)?[ \t]*)?)?)?\Z")
@@ -44,7 +46,7 @@ class CommandRFamily(CallFamily):
     name = "command_r"
     priority = 50
     #: scan lookahead: the Action fence (else no read at all), then where JSON must start
-    declared_triggers = static_triggers((START, ACTION), {START: TAGGED_JSON_HEAD, ACTION: f"(?:{_FENCE_TAIL}{TAGGED_JSON_HEAD}|{_INLINE_TAIL})"})
+    declared_triggers = static_triggers((START, ACTION), {START: TAGGED_JSON_HEAD, ACTION: _ACTION_HEAD})
     aliases = ("cohere", "command_r_plus", "command_a", "command_r7b")
     summary = '<|START_ACTION|>[{"tool_name": ..., "parameters": {...}}]<|END_ACTION|> or Action: ```json [...]```'
 

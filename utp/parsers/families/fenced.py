@@ -46,8 +46,9 @@ class FencedFamily(CallFamily):
     priority = 20
     #: an info string on the fence's line, then a body opening with ``{`` or ``[`` (scan lookahead)
     #: possessive: giving back cannot make a newline; no backtick, as in CommonMark's info string
-    #: (``_label`` refuses one), so a run of backticks fails at its first character
-    declared_triggers = static_triggers((FENCE,), {FENCE: r"(?:[^\n`]{0,60}+\n\s*+[{\[]|[ \t]*+(?i:ya?ml)[ \t]*+\n)"})
+    #: (``_label`` refuses one), checked first, so a run of backticks fails at its first character
+    #: without trying each alternative
+    declared_triggers = static_triggers((FENCE,), {FENCE: r"(?!`)(?:[^\n`]{0,60}+\n\s*+[{\[]|[ \t]*+(?i:ya?ml)[ \t]*+\n)"})
     aliases = ("markdown", "fenced_json", "code_block")
     summary = "```json fenced call JSON (also ```tool_call / ```tool_code labels)"
 
