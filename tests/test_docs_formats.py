@@ -77,3 +77,14 @@ def test_the_preset_table_lists_every_preset_with_what_it_teaches():
         taught = PRESETS[name].prompt_family
         assert cells[-1] == (f"`{taught}`" if taught else "—"), f"docs/formats.md, {name}: teaches {cells[-1]!r}"
         assert cells[1] == f"`{PRESETS[name].call_parser}`", f"docs/formats.md, {name}: reads with {cells[1]!r}"
+
+
+@pytest.mark.parametrize(
+    ("path", "pattern"),
+    [("README.md", r"any of its (\d+) call formats"), ("docs/architecture.md", r"The (\d+) registered\s+families")],
+)
+def test_the_family_count_the_docs_state_is_the_registry_s(path: str, pattern: str) -> None:
+    text = (FORMATS_MD.parents[1] / path).read_text(encoding="utf-8")
+    stated = re.search(pattern, text)
+    assert stated is not None, f"{path} no longer states the family count"
+    assert int(stated.group(1)) == len(family_names())
