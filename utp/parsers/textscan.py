@@ -12,6 +12,7 @@ one text cost O(len(text)) together.
 
 from __future__ import annotations
 
+import re
 import threading
 from bisect import bisect_left
 
@@ -120,10 +121,26 @@ def bounded_find(text: str, needle: str, pos: int, max_distance: int) -> int:
     return text.find(needle, pos, pos + max_distance + len(needle))
 
 
+def search_forward(text: str, pattern: re.Pattern[str], pos: int) -> re.Match[str] | None:
+    """``pattern.search(text, pos)``, amortised linear across left-to-right calls, as :func:`find_forward`."""
+    cache = getattr(_local, "matches", None)
+    if cache is None:
+        cache = _local.matches = {}
+    hit = cache.get(pattern)
+    if hit is not None:
+        cached_text, start, found = hit
+        if cached_text is text and start <= pos and (found is None or pos <= found.start()):
+            return found
+    found = pattern.search(text, pos)
+    cache[pattern] = (text, pos, found)
+    return found
+
+
 def clear_cache() -> None:
     """Drop remembered searches (they hold a reference to the last text)."""
     _cache().clear()
     getattr(_local, "occurrences", {}).clear()
+    getattr(_local, "matches", {}).clear()
 
 
 def is_proper_prefix(text: str, pos: int, literal: str) -> bool:

@@ -17,6 +17,7 @@ arguments key, and every name is an offered tool's. Python-style bodies in
 from __future__ import annotations
 
 import json
+import re
 
 import yaml
 from collections.abc import Sequence
@@ -26,7 +27,7 @@ from utp.parsers.callshape import calls_from_value, skip_ws
 from utp.parsers.pythoncalls import names_offered_tool
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.reasoning import REASONING_CLOSERS
-from utp.parsers.textscan import find_forward
+from utp.parsers.textscan import find_forward, search_forward
 from utp.types import ToolCall
 
 FENCE = "```"
@@ -57,11 +58,14 @@ class FencedFamily(CallFamily):
         if label is None:
             return None
         close = _closing_fence(text, body_start)
-        body_end = close if close >= 0 else len(text)
-        end = close + len(FENCE) if close >= 0 else len(text)
+        if close >= 0:
+            body_end, end = close, close + len(FENCE)
+        else:  # never closed: the body runs to the end, or to a fence written again (a flood reads linearly)
+            again = find_forward(text, FENCE, body_start)
+            body_end = end = len(text) if again < 0 else again
         # any other label (``xml``, ``text``): only a fence that is the whole answer, calling offered tools
         mislabelled = label not in CALL_LABELS and label not in DATA_LABELS and label not in YAML_LABELS
-        if mislabelled and not (close >= 0 and ctx.has_tools and _starts_content(text, pos) and not text[end:].strip()):
+        if mislabelled and not (close >= 0 and ctx.has_tools and _starts_content(text, pos) and _blank_after(text, end)):
             return None
         body = text[body_start:body_end]
         if label in YAML_LABELS:
@@ -69,13 +73,13 @@ class FencedFamily(CallFamily):
         first = skip_ws(body, 0)
         if first >= len(body) or body[first] not in "{[":
             return None
-        if label not in CALL_LABELS and not (_starts_content(text, pos) or not text[end:].strip() or _between_sentences(text, pos, end)):
+        if label not in CALL_LABELS and not (_starts_content(text, pos) or _blank_after(text, end) or _between_sentences(text, pos, end)):
             return None
         try:
             value, repairs = loads_lenient(body)
         except ValueError:
             return None
-        if value == [] and not repairs and (_starts_content(text, pos) or not text[end:].strip()):
+        if value == [] and not repairs and (_starts_content(text, pos) or _blank_after(text, end)):
             return Extraction(end)  # "no calls" written as an empty fenced list: markup, not prose
         found = calls_from_value(value, self.name, body.strip(), repairs, require_arguments=label not in CALL_LABELS)
         if found is None or (not found[0] and not found[1]):
@@ -86,7 +90,7 @@ class FencedFamily(CallFamily):
 
     def _yaml_calls(self, text: str, pos: int, body: str, end: int, ctx: ParseContext) -> Extraction | None:
         """A closed YAML fence placed as a call, whose mapping is call-shaped and names offered tools."""
-        if not (_starts_content(text, pos) or not text[end:].strip() or _between_sentences(text, pos, end)):
+        if not (_starts_content(text, pos) or _blank_after(text, end) or _between_sentences(text, pos, end)):
             return None
         try:
             value = yaml.safe_load(body)
@@ -105,11 +109,11 @@ class FencedFamily(CallFamily):
         first = skip_ws(text, body_start)
         if label in YAML_LABELS:
             close = _closing_fence(text, body_start)
-            return close >= 0 and bool(text[close + len(FENCE) :].strip())
+            return close >= 0 and not _blank_after(text, close + len(FENCE))
         if first < len(text) and text[first] not in "{[":
             return True
         close = _closing_fence(text, body_start)
-        return close >= 0 and bool(text[close + len(FENCE) :].strip())
+        return close >= 0 and not _blank_after(text, close + len(FENCE))
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         items = [{"name": c.name, "arguments": c.arguments} for c in calls]
@@ -128,12 +132,25 @@ def _label(text: str, pos: int) -> tuple[str | None, int]:
     return label, nl + 1
 
 
+#: a closing fence: at a line's start after blanks (models indent it with the block they wrote)
+_CLOSING_LINE = re.compile(r"\n[ \t]*+```")
+
+
+#: a character that is not white space
+_NON_SPACE = re.compile(r"\S")
+
+
+def _blank_after(text: str, end: int) -> bool:
+    """Is there nothing but white space after ``end``? (Without copying the rest: a flood of fences asks at each.)"""
+    return _NON_SPACE.search(text, end) is None
+
+
 def _closing_fence(text: str, body_start: int) -> int:
-    """The closing fence starts a line (JSON strings cannot hold a raw newline, so never inside one)."""
+    """The closing fence starts a line, blanks aside (JSON strings cannot hold a raw newline, so never inside one)."""
     if text.startswith(FENCE, body_start):
         return body_start
-    at = find_forward(text, "\n" + FENCE, body_start)
-    return at + 1 if at >= 0 else -1
+    line = search_forward(text, _CLOSING_LINE, body_start)
+    return -1 if line is None else line.end() - len(FENCE)
 
 
 def _between_sentences(text: str, pos: int, end: int) -> bool:
