@@ -29,7 +29,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family
 from utp.parsers.familykit import make_call
 from utp.parsers.typedvalues import property_schema, schema_types, typed_value
-from utp.types import Diagnostic, Tool, ToolCall
+from utp.types import Tool, ToolCall
 
 #: a parameter's key and its ``=``
 _KEY = re.compile(r"([A-Za-z_][\w.\-]{0,127}+)=")
@@ -60,7 +60,6 @@ class KeywordCommandFamily(CallFamily):
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         calls: list[ToolCall] = []
-        diagnostics: list[Diagnostic] = []
         at = pos
         while True:
             read = _command_line(text, at, ctx)
@@ -72,7 +71,7 @@ class KeywordCommandFamily(CallFamily):
             while at < len(text) and text[at].isspace():
                 at += 1
             if at >= len(text):
-                return Extraction(len(text), calls, diagnostics)
+                return Extraction(len(text), calls)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Final once the first whole word after the name is no ``key=``: "search results show ..." streams on."""
