@@ -255,7 +255,9 @@ def calls_for(draw: st.DrawFn, family: str) -> list[ToolCall]:
     names = draw(st.lists(NAMES.filter(name_ok), min_size=1, max_size=3, unique=True))
     calls = []
     for name in names:
-        arguments = draw(st.dictionaries(text.filter(key_ok), json_values(text), min_size=int(family in NEEDS_AN_ARGUMENT), max_size=4))
+        # keys a family takes only as names are drawn as names: filtering random text for them is slow
+        keys = NAMES.filter(key_ok) if family in NEEDS_AN_ARGUMENT else text.filter(key_ok)
+        arguments = draw(st.dictionaries(keys, json_values(text), min_size=int(family in NEEDS_AN_ARGUMENT), max_size=4))
         calls.append(ToolCall(name, arguments))
     return calls
 
