@@ -334,7 +334,7 @@ def unfenced(raw: str) -> str | None:
     """The body of ``raw`` when all of it is one Markdown-fenced block (```` ```json {...}``` ````), else None.
 
     Models trained on chat data fence JSON even where a format's own tokens
-    already delimit it (Kimi K2's argument token, DeepSeek's call token).
+    already delimit it (Kimi K2's argument token).
     """
     if "```" not in raw:
         return None

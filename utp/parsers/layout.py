@@ -58,10 +58,11 @@ def unindented(raw: str) -> str:
     return "\n".join(line[cut:] if line.strip() else line.strip(" \t") for line in lines)
 
 
-#: the five XML entities and numeric references
-_ENTITY = re.compile(r"&(?:lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
+#: what follows ``&`` in the five XML entities and numeric references
+_ENTITY_NAME = r"(?:lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});"
+_ENTITY = re.compile("&" + _ENTITY_NAME)
 #: what an escaped value cannot hold: markup characters, or an ampersand that starts no entity
-_UNESCAPED = re.compile(r"[<>]|&(?!(?:lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});)")
+_UNESCAPED = re.compile(f"[<>]|&(?!{_ENTITY_NAME})")
 
 
 def markup_text(raw: str) -> str:

@@ -21,13 +21,13 @@ integer is 3); a bare word is typed by the schema, or read as JSON without one.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family
-from utp.parsers.familykit import make_call
+from utp.parsers.familykit import make_call, render_value
+from utp.parsers.textscan import skip_space
 from utp.parsers.typedvalues import property_schema, schema_types, typed_value
 from utp.types import Tool, ToolCall
 
@@ -67,9 +67,7 @@ class KeywordCommandFamily(CallFamily):
                 return None
             name, arguments, end = read
             calls.append(make_call(self.name, name, arguments, text[at:end], at))
-            at = end
-            while at < len(text) and text[at].isspace():
-                at += 1
+            at = skip_space(text, end)
             if at >= len(text):
                 return Extraction(len(text), calls)
 
@@ -86,8 +84,7 @@ class KeywordCommandFamily(CallFamily):
 
 
 def _quoted(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return '"' + text.replace('"', '\\"') + '"'
+    return '"' + render_value(value).replace('"', '\\"') + '"'
 
 
 def _command_line(text: str, at: int, ctx: ParseContext) -> tuple[str, dict[str, Any], int] | None:
