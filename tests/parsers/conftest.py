@@ -14,8 +14,9 @@ from tests.support.sweeps import sweep_stride
 CORPUS_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 ANNOTATED = CORPUS_DIR / "annotated_outputs.jsonl"
 
-#: families read only when their calls are the whole answer: a rendering between sentences is prose by design
-WHOLE_ANSWER_ONLY = frozenset({"keyword_command"})
+#: families whose rendering between sentences is prose by design: read only as the whole answer
+#: (keyword_command), or unmarked only where the calls end the answer (named_json)
+WHOLE_ANSWER_ONLY = frozenset({"keyword_command", "named_json"})
 
 
 @pytest.fixture

@@ -366,7 +366,7 @@ def test_glm4_name_line_then_json_answer(text: str) -> None:
 
 @pytest.mark.parametrize("text", [
     'get_weather\n{"city": "Paris"}\nThat is the call I would make.',  # more than the call
-    'I would use get_weather\n{"city": "Paris"}',  # not the answer's start
+    'I would use get_weather\n{"city": "Paris"}\nThen I would read it.',  # not the answer's start, prose after
     "search\nThis is about search.",  # no JSON after the name
 ])
 def test_glm4_name_line_only_as_the_whole_answer(text: str) -> None:

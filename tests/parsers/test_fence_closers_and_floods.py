@@ -1,4 +1,5 @@
-"""Fenced calls: a closing fence indented with the block, and floods of fence openers read in linear time."""
+"""Fenced calls: a closing fence indented with the block, a body glued to the opener, and floods of
+fence openers read in linear time."""
 
 from __future__ import annotations
 
@@ -33,6 +34,33 @@ def test_an_indented_fence_line_inside_prose_after_the_block_is_not_its_closer()
     """The first closing line ends the block; a later indented fence is another block's, not this one's."""
     text = f"```json\n{CALL}\n```\nthen\n    ```\nplain\n    ```"
     assert [c.name for c in parse_response(text, tools=TOOLS).tool_calls] == ["get_weather"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"```json{CALL}```",  # AutoGPT's replies: the body on the opener's line, the closer glued to it
+        f"```{CALL}```",
+        f"Sure.\n```json{CALL}\n```\n",
+    ],
+)
+def test_a_body_glued_to_the_opener_is_read(text: str) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"location": "Boston"})]
+    assert "`" not in parsed.content
+    assert_every_cut_matches(text, TOOLS, step=9)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Write ```json{CALL}``` in your reply, then explain.",  # inline code in a sentence
+        '```json{"location": "Boston"}```',  # JSON, but no call
+        f"```python{CALL}```",  # another label glued: not this shape
+    ],
+)
+def test_a_glued_fence_that_is_no_call_stays_prose(text: str) -> None:
+    assert parse_response(text, tools=TOOLS).tool_calls == []
 
 
 def _cpu(text: str) -> float:

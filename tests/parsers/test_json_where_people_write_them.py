@@ -32,6 +32,7 @@ POSITIVE = {
     "semicolon-separated": (f"{OSLO}; {FIND}", [("get_weather", {"city": "Oslo"}), ("search", {"q": "x"})]),
     "flat: arguments beside the name": ('{"name": "get_weather", "city": "Oslo"}', [("get_weather", {"city": "Oslo"})]),
     "flat, on its own line after a thought": ('Thought: weather.\n{"tool_name": "search", "q": "x"}\n', [("search", {"q": "x"})]),
+    "AutoGPT's reply: thoughts, then the command": ('{"thoughts": {"text": "t", "plan": "p"}, "command": {"name": "search", "args": {"q": "x"}}}', [("search", {"q": "x"})]),
     "call lists one after another": (f"[{OSLO}][{FIND}]", [("get_weather", {"city": "Oslo"}), ("search", {"q": "x"})]),
     "one unreadable call in a list": (f'[{OSLO}, {{"name": "search", "arguments": {{"q": "x"]}}]', [("get_weather", {"city": "Oslo"})]),
 }
@@ -45,6 +46,7 @@ NEGATIVE = {
     "flat, a result the model made up": '<tool_response>\n{"name": "search", "q": "x"}\n</tool_response>',
     "flat, after an observation": 'Observation: {"name": "search", "q": "x"}',
     "flat, mid-sentence": 'The record {"name": "get_weather", "city": "Oslo"} is data.',
+    "thoughts and an answer, no command": '{"thoughts": {"text": "I know it"}, "answer": "42"}',
     "plan of data": '{"data": [{"name": "Oslo", "population": 700000}]}',
     "plan naming a tool not offered": '{"plan": [{"name": "delete_all", "arguments": {}}]}',
     "a sample after a lead-in, explained further": f"Example: {OSLO} is how a call looks.",

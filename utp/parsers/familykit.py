@@ -20,6 +20,10 @@ from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _DECODER = json.JSONDecoder()
 
+#: a bracketed marker a client or planner writes on a call's line, before or after it
+#: (``[ACTION] {...}``, ``[TOOL_REQUEST] f {...} [TOOL_REQUEST_END]``): markup, not prose
+BRACKET_MARKER = r"\[[A-Z][A-Z0-9_]{0,40}+\]"
+
 #: raw text kept on diagnostics is clipped; a 1 MB broken block helps nobody
 _RAW_LIMIT = 2000
 

@@ -49,15 +49,15 @@ class FencedFamily(CallFamily):
     #: possessive: giving back cannot make a newline; no backtick, as in CommonMark's info string
     #: (``_label`` refuses one), checked first, so a run of backticks fails at its first character
     #: without trying each alternative
-    declared_triggers = static_triggers((FENCE,), {FENCE: r"(?!`)(?:[^\n`]{0,60}+\n\s*+[{\[]|[ \t]*+(?i:ya?ml)[ \t]*+\n)"})
+    declared_triggers = static_triggers((FENCE,), {FENCE: r"(?!`)(?:[^\n`]{0,60}+\n\s*+[{\[]|[ \t]*+(?i:ya?ml)[ \t]*+\n|[ \t]*+(?i:json)?[ \t]*+[{\[])"})
     aliases = ("markdown", "fenced_json", "code_block")
     summary = "```json fenced call JSON (also ```tool_call / ```tool_code labels)"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        label, body_start = _label(text, pos)
+        label, body_start, glued = _opening(text, pos)
         if label is None:
             return None
-        close = _closing_fence(text, body_start)
+        close = _close(text, body_start, glued)
         if close >= 0:
             body_end, end = close, close + len(FENCE)
         else:  # never closed: the body runs to the end, or to a fence written again (a flood reads linearly)
@@ -103,7 +103,7 @@ class FencedFamily(CallFamily):
         return Extraction(end, found[0], found[1])
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
-        label, body_start = _label(text, pos)
+        label, body_start, glued = _opening(text, pos)
         if label is None:
             return "\n" in text[pos : pos + 64] or len(text) - pos > 64
         first = skip_ws(text, body_start)
@@ -112,13 +112,32 @@ class FencedFamily(CallFamily):
             return close >= 0 and not _blank_after(text, close + len(FENCE))
         if first < len(text) and text[first] not in "{[":
             return True
-        close = _closing_fence(text, body_start)
+        close = _close(text, body_start, glued)
         return close >= 0 and not _blank_after(text, close + len(FENCE))
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         items = [{"name": c.name, "arguments": c.arguments} for c in calls]
         body = json.dumps(items[0] if len(items) == 1 else items, ensure_ascii=False, indent=2)
         return f"```json\n{body}\n```"
+
+
+#: a body glued to the opener on its line (```` ```json{...}``` ````, as AutoGPT's replies come):
+#: the JSON label or none, then the value
+_GLUED_BODY = re.compile(r"[ \t]*+((?i:json)?)[ \t]*+(?=[{\[])")
+
+
+def _opening(text: str, pos: int) -> tuple[str | None, int, bool]:
+    """The fence's label, where its body starts, and whether the body is glued to the opener."""
+    glued = _GLUED_BODY.match(text, pos + len(FENCE))
+    if glued is not None:
+        return glued.group(1).lower(), glued.end(), True
+    label, body_start = _label(text, pos)
+    return label, body_start, False
+
+
+def _close(text: str, body_start: int, glued: bool) -> int:
+    """The closing fence: a glued body's is the next fence written, wherever it stands (``}```)."""
+    return find_forward(text, FENCE, body_start) if glued else _closing_fence(text, body_start)
 
 
 def _label(text: str, pos: int) -> tuple[str | None, int]:

@@ -38,9 +38,9 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
-from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, FLAT_BESIDE, NAME_KEYS, ROUTING_KEYS, build_call, calls_from_value, skip_ws, unparseable
+from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, FLAT_BESIDE, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value, skip_ws, unparseable
 from utp.parsers.taggedjson import salvage_list
-from utp.parsers.familykit import MAX_CLOSERS_INSIDE, read_json_at
+from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, read_json_at
 from utp.parsers.jsonlenient import PYTHON_LITERALS, SINGLE_QUOTES
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
 from utp.parsers.names import names_offered_tool_at, resolve_name
@@ -49,8 +49,9 @@ from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _OBJECT_START = re.compile(r"\{\s*\\?[\"']?([A-Za-z_][\w\-]*)")
 _LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
-#: keys a call object (or a ``tool_calls`` wrapper: xLAM v1 puts its "thought" first) may open with
-_CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS) | ROUTING_KEYS | {"arguments", "parameters", "args", "input", "type", "id", "thought", "role"}
+#: keys a call object (or a ``tool_calls`` wrapper: xLAM v1 puts its "thought" first, AutoGPT its
+#: "thoughts" before the "command") may open with
+_CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS) | ROUTING_KEYS | THOUGHT_KEYS | {"arguments", "parameters", "args", "input", "type", "id", "role"}
 #: LangChain's agent blob opens with one of these: only quoted (``{Action: ...`` is ReAct prose)
 #: Langroid's tool messages name the tool under ``request``, the arguments beside it
 REQUEST_KEY = "request"
@@ -81,6 +82,10 @@ _CALL_LINE = re.compile(r"\n[ \t]*+\{" + _KEY_HEAD)
 _LOOKBACK = 240
 #: a lead-in is prose: a line holding these is JSON (``"function": {`` inside an object), not a sentence
 _JSON_PUNCTUATION = re.compile(r"[{\[\"]")
+#: a line holding nothing but a bracketed marker before the JSON (``[ACTION] {...}``)
+_MARKER_LINE = re.compile(r"[ \t]*+" + BRACKET_MARKER + r"[ \t]*+\Z")
+#: a key the model chose for the arguments, named as arguments are (``action_variables``, ``tool_params``)
+_ARGUMENTS_WORD = re.compile(r"(?:\A|[_\-])(?:args?|arguments?|params?|parameters?|inputs?|variables|vars|kwargs)\Z", re.I)
 #: what may still grow into a call-shaped start (streaming: wait for more text)
 _GROWABLE = {"{": re.compile(r"\s*\\?[\"']?"), "[": re.compile(r"\s*(?:\{\s*[\"']?)?")}
 
@@ -141,6 +146,8 @@ class JsonFamily(CallFamily):
             found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=True) if known and _as_written(repairs) else None
             if found is not None and not all(_offered(call, ctx) for call in found[0]):
                 return None
+            if found is None and known and _as_written(repairs) and not _after_result_opener(text, pos):
+                found = _flat_calls(value, self.name, text[pos:end], repairs, ctx, inline=True)
         else:
             found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=not known)
         if found is None and known and placement != "inline" and not _after_result_opener(text, pos):
@@ -197,6 +204,8 @@ class JsonFamily(CallFamily):
             return "start"
         line_start = before.rfind("\n")
         line = before[line_start + 1 :]
+        if _MARKER_LINE.match(line):
+            return "own_line" if ctx.has_tools and (plan or names_offered_tool_at(text, pos, ctx)) else None
         if line.rstrip(" \t").endswith(":") and not _JSON_PUNCTUATION.search(line):
             return "after_lead_in"  # "Here is the call: {...}" on one line of prose (must end the response)
         if line_start < 0 or before[line_start + 1 :].strip():
@@ -352,8 +361,10 @@ def _lenient_end(text: str, pos: int) -> int:
 
 #: the repair a call written flat records
 FLAT_ARGUMENTS = "arguments written beside the name (no arguments key)"
+#: the repair a call whose arguments sit under a key of the model's own choosing records
+OWN_KEY_ARGUMENTS = "arguments under a key of the model's own"
 #: the keys that name a flat call's tool
-_FLAT_NAME_KEYS = (*NAME_KEYS, REQUEST_KEY)
+_FLAT_NAME_KEYS = (*NAME_KEYS, REQUEST_KEY, AGENT_ACTION_KEY)
 
 
 #: what opens a tool result a model writes itself (``<tool_response>{"name": "f", "content": ...}``):
@@ -369,18 +380,21 @@ def _after_result_opener(text: str, pos: int) -> bool:
     return _RESULT_OPENER.search(text, max(0, pos - 64), pos) is not None
 
 
-def _flat_calls(value: object, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:
-    """``{"tool_name": "calculator", "expression": "2 * 3"}``: the arguments beside the name, no
-    arguments key. A call only when the name is an offered tool's and every other key one of its
-    parameters (ids and the model's reasoning aside); a list counts when every item is one."""
+def _flat_calls(value: object, family: str, raw: str, repairs: list[str], ctx: ParseContext, inline: bool = False) -> tuple[list[ToolCall], list[Diagnostic]] | None:
+    """Calls whose arguments have no arguments key: beside the name (``{"tool_name": "calculator",
+    "expression": "2 * 3"}``), or under a key the model chose (``{"action": "Search",
+    "action_variables": {"input": "x"}}``, Semantic Kernel's planner). A call only when the name is
+    an offered tool's and the keys read as arguments are its parameters (ids and the model's
+    reasoning aside); a list counts when every item is one. ``inline`` (mid-sentence) admits only
+    the second, under a key named as arguments are."""
     items = value if type(value) is list else [value]
     calls: list[ToolCall] = []
     diagnostics: list[Diagnostic] = []
     for item in items:
-        split = _flat_call(item, ctx)
+        split = _flat_call(item, ctx, inline)
         if split is None:
             return None
-        call, diags = build_call(split[0], split[1], family, raw, [*repairs, FLAT_ARGUMENTS])
+        call, diags = build_call(split[0], split[1], family, raw, [*repairs, split[2]])
         if call is None:
             return None
         calls.append(call)
@@ -388,7 +402,7 @@ def _flat_calls(value: object, family: str, raw: str, repairs: list[str], ctx: P
     return (calls, diagnostics) if calls else None
 
 
-def _flat_call(item: object, ctx: ParseContext) -> tuple[str, dict] | None:
+def _flat_call(item: object, ctx: ParseContext, inline: bool) -> tuple[str, dict, str] | None:
     if type(item) is not dict:
         return None
     name_key = next((key for key in _FLAT_NAME_KEYS if type(item.get(key)) is str), None)
@@ -401,9 +415,14 @@ def _flat_call(item: object, ctx: ParseContext) -> tuple[str, dict] | None:
     arguments = {key: val for key, val in item.items() if key != name_key and key not in FLAT_BESIDE}
     if arguments.keys() & _RESULT_KEYS:
         return None  # ``{"name": "f", "content": ...}`` is how results are fed back: a made-up result, not a call
-    if not set(arguments) <= set(tool.properties) or not (arguments or name_key == REQUEST_KEY):
+    if len(arguments) == 1:
+        key, inner = next(iter(arguments.items()))
+        if type(inner) is dict and key not in tool.properties and (not inline or _ARGUMENTS_WORD.search(key)):
+            if set(inner) <= set(tool.properties) and (inner or not tool.properties):
+                return item[name_key], inner, OWN_KEY_ARGUMENTS
+    if inline or not set(arguments) <= set(tool.properties) or not (arguments or name_key == REQUEST_KEY):
         return None  # a name alone is a call only where the key says "call this" (a bare "name" may be data)
-    return item[name_key], arguments
+    return item[name_key], arguments, FLAT_ARGUMENTS
 
 
 def _as_written(repairs: list[str]) -> bool:

@@ -1,0 +1,174 @@
+"""An offered tool's name, then its arguments as a JSON object: ``list_directory {"path": "/home"}``.
+
+With no call syntax to follow, models write the obvious one: the tool's name
+and its arguments object on one line. Clients that print tool requests as
+text put the same line between bracketed markers (``[TOOL_REQUEST]
+list_directory {"path": "/home"} [TOOL_REQUEST_END]``). Such a line is read
+only where it cannot be prose:
+
+* the name is an offered tool's, written exactly, and starts its line (after
+  blanks, or a bracketed marker on that line or the line before); an optional
+  ``:`` and blanks stand between it and the object;
+* the object is valid JSON as written, every key one of that tool's declared
+  parameters (an empty object only for a tool that declares none);
+* nothing but blanks and a bracketed marker follows the object on its line;
+* without a marker, the call lines end the answer: after them only blanks or
+  more such lines ("That is the call I would make." after it makes it an
+  example). A stream therefore holds an unmarked line until the output ends.
+
+Models that leak their reasoning (gpt-oss: "Need to do web_search. Use
+web_search function.") also write the name in a sentence and the arguments
+object alone after it. That object is read when it ends the answer, stands on
+its own line, and its keys are declared parameters of exactly one offered tool
+the line before it names.
+
+"Use search {"q": "x"} to look it up", an object with keys the tool does not
+take, an object other text follows (on its line, or after it when nothing
+marks it), or an object after prose naming no tool stay prose.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Sequence
+
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family
+from utp.parsers.familykit import BRACKET_MARKER, make_call
+from utp.parsers.jsonrepair import scan_json_value, strict_json_at
+from utp.parsers.textscan import skip_space
+from utp.types import ToolCall
+
+#: between the name and the object: blanks and an optional colon (a scan lookahead, with the brace)
+_GAP = re.compile(r"[ \t]*+:?[ \t]*+")
+_HEAD = _GAP.pattern + r"\{"
+#: what may stand before the name on its line, looked for in a short window before it (group 1: a marker)
+_LINE_START = re.compile(r"(?:\A|\n)[ \t]*+(" + BRACKET_MARKER + r"[ \t]*+(?:\r?\n[ \t]*+)?)?\Z")
+_LOOKBACK = 64
+#: a one-line call of this shape, names unchecked (the trailing run of call lines)
+_CALL_LINE = re.compile(r"[ \t]*+(?:" + BRACKET_MARKER + r"[ \t]*+)?[A-Za-z_][\w.\-]*+" + _HEAD + r".*\}[ \t]*+(?:" + BRACKET_MARKER + r")?[ \t]*+\r?")
+#: what may follow the object on its line
+_LINE_TAIL = re.compile(r"[ \t]*+(" + BRACKET_MARKER + r")?[ \t]*+")
+#: a closing marker cut off by the text's end (a stream waits for the rest)
+_MARKER_SO_FAR = re.compile(r"\[[A-Z0-9_]{0,41}+")
+#: the longest object read
+_MAX_OBJECT = 65536
+#: an arguments object opening a line: its first key quoted (the second form's trigger and head)
+ARGUMENTS_LINE = "\n{"
+_ARGUMENTS_HEAD = r'[ \t]*+"[^"\\\n]{1,128}+"[ \t]*+:'
+#: a word of the prose before it that may be a tool's name
+_WORD = re.compile(r"[A-Za-z_][\w.\-]*+")
+#: how far back the naming line is looked for
+_PROSE_LOOKBACK = 400
+
+
+@register_family
+class NamedJsonFamily(CallFamily):
+    name = "named_json"
+    #: below the families that read a name followed by their own syntax (GLM, Kimi, keyword_command)
+    priority = 15
+    aliases = ("name_json",)
+    summary = 'NAME {"k": "v"} (an offered tool\'s name, then its arguments object, on a line of its own)'
+
+    def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+        """Each offered tool's name where a word starts, an object after it (scanners are cached by the names)."""
+        if ctx is None or not ctx.has_tools:
+            return ()
+        names = (name for name in ctx.by_name if name and not any(c.isspace() or c in "{}" for c in name))
+        return (Trigger(ARGUMENTS_LINE, _ARGUMENTS_HEAD, offered_only=True), *(Trigger(name, _HEAD, Start.WORD, from_tool_names=True) for name in names))
+
+    def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger == ARGUMENTS_LINE:
+            return _after_naming_prose(self.name, text, pos, ctx)
+        tool = ctx.tool(trigger)
+        if tool is None:
+            return None
+        line_start = _LINE_START.search(text, max(0, pos - _LOOKBACK), pos)
+        if line_start is None:
+            return None
+        start = _GAP.match(text, pos + len(trigger)).end()  # type: ignore[union-attr]
+        read = strict_json_at(text, start, min(len(text), start + _MAX_OBJECT))
+        if read is None or type(read[0]) is not dict:
+            return None
+        arguments, end = read
+        if not set(arguments) <= set(tool.properties) or not (arguments or not tool.properties):
+            return None
+        tail = _LINE_TAIL.match(text, end)
+        assert tail is not None
+        if tail.end() < len(text) and text[tail.end()] not in "\r\n":
+            return None
+        if line_start.group(1) is None and tail.group(1) is None and trailing_call_lines(text) > _next_line(text, tail.end()):
+            return None  # unmarked, and prose follows: an example, not the answer's call
+        call = make_call(self.name, tool.name, arguments, text[pos : tail.end()], pos)
+        return Extraction(tail.end(), [call])
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        """Final once the shape fails, or once a marked line has ended; an unmarked line, and an
+        object after naming prose, are decided by what follows them (so by the output's end)."""
+        if trigger == ARGUMENTS_LINE:
+            end = scan_json_value(text, pos + 1)
+            if end < 0:
+                return len(text) - pos > _MAX_OBJECT
+            return skip_space(text, end) < len(text)
+        start = _GAP.match(text, pos + len(trigger)).end()  # type: ignore[union-attr]
+        if start >= len(text):
+            return False
+        if text[start] != "{":
+            return True
+        end = scan_json_value(text, start)
+        if end < 0:
+            return len(text) - start > _MAX_OBJECT
+        tail = _LINE_TAIL.match(text, end)
+        assert tail is not None
+        if tail.end() >= len(text) or _MARKER_SO_FAR.fullmatch(text, tail.end()):
+            return False
+        if text[tail.end()] not in "\r\n" or tail.group(1) is not None:
+            return True
+        line_start = _LINE_START.search(text, max(0, pos - _LOOKBACK), pos)
+        return line_start is not None and line_start.group(1) is not None
+
+    def render(self, calls: Sequence[ToolCall]) -> str:
+        return "\n".join(f"{call.name} {json.dumps(call.arguments, ensure_ascii=False)}" for call in calls)
+
+
+def _after_naming_prose(family: str, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+    """The arguments object at ``pos + 1`` that ends the answer, for the one tool the line before names."""
+    read = strict_json_at(text, pos + 1, min(len(text), pos + 1 + _MAX_OBJECT))
+    if read is None or type(read[0]) is not dict or not read[0] or skip_space(text, read[1]) < len(text):
+        return None
+    arguments, end = read
+    before = text[max(0, pos - _PROSE_LOOKBACK) : pos].rstrip()
+    line = before[before.rfind("\n") + 1 :]
+    named = {tool.name for word in _WORD.findall(line) if (tool := ctx.tool(word.rstrip(".-"))) is not None and set(arguments) <= set(tool.properties)}
+    if len(named) != 1:
+        return None
+    name = named.pop()
+    return Extraction(len(text), [make_call(family, name, arguments, text[pos + 1 : end], pos + 1)])
+
+
+def _next_line(text: str, at: int) -> int:
+    """The start of the line after the one ``at`` is on (the text's end on the last line)."""
+    newline = text.find("\n", at)
+    return len(text) if newline < 0 else newline + 1
+
+
+_trailing = threading.local()
+
+
+def trailing_call_lines(text: str) -> int:
+    """Where the text's closing run of blank and one-line call lines begins (``len(text)`` when its
+    last line is something else); remembered for the last text asked about, so every call line of
+    one text costs one backward walk in all."""
+    cached = getattr(_trailing, "entry", None)
+    if cached is not None and cached[0] is text:
+        return cached[1]
+    start = end = len(text)
+    while end >= 0:
+        line_start = text.rfind("\n", 0, end) + 1
+        line = text[line_start:end]
+        if line.strip() and _CALL_LINE.fullmatch(line) is None:
+            break
+        start, end = line_start, line_start - 1
+    _trailing.entry = (text, start)
+    return start
