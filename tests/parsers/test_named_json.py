@@ -2,7 +2,8 @@
 
 The named_json family reads ``NAME {json}`` lines (bare at the answer's end, or
 between a client's bracketed markers anywhere) and an arguments object that
-ends the answer after a line naming the tool. The json family reads a call
+ends the answer after a line naming the tool (the fenced family, that object
+in a fence). The json family reads a call
 object whose arguments sit under a key of the model's own
 (``{"action": "Search", "action_variables": {...}}``). Each shape has
 negatives: the same text as an example inside prose, with keys the tool does
@@ -33,6 +34,10 @@ POSITIVE = {
         'Files first:\n[TOOL_REQUEST]\nget_weather {"city": "Oslo"}\n[TOOL_REQUEST_END]\nMore:\n[TOOL_REQUEST] web_search {"query": "x"} [TOOL_REQUEST_END]\nDone.',
         [("get_weather", {"city": "Oslo"}, "named_json"), ("web_search", {"query": "x"}, "named_json")],
     ),
+    "after a label": ('Action: get_weather {"city": "Oslo"}', [("get_weather", {"city": "Oslo"}, "named_json")]),
+    "a bold name": ('**get_weather** {"city": "Oslo"}', [("get_weather", {"city": "Oslo"}, "named_json")]),
+    "bulleted lines": ('- get_weather {"city": "Oslo"}\n- web_search {"query": "x"}', [("get_weather", {"city": "Oslo"}, "named_json"), ("web_search", {"query": "x"}, "named_json")]),
+    "a fenced object after a sentence naming the tool": ('I will use the get_weather tool.\n\n```json\n{"city": "Oslo"}\n```', [("get_weather", {"city": "Oslo"}, "fenced")]),
     "a tool without parameters, marked": ("[TOOL_REQUEST]\nnoop {}\n[TOOL_REQUEST_END]", [("noop", {}, "named_json")]),
     "the object after a sentence naming the tool (gpt-oss)": (
         'Need to do web_search for cookies. Use web_search function.\n\n{"query": "best cookie recipe", "top_n": 3}',
@@ -57,6 +62,8 @@ NEGATIVE = {
     "inside a sentence": 'Use get_weather {"city": "Oslo"} to look it up.',
     "prose after an unmarked line": 'get_weather {"city": "Oslo"}\nThat is the call I would make.',
     "text after the object on its line": 'get_weather {"city": "Oslo"} returns the forecast',
+    "after a label, prose after": 'Example: get_weather {"city": "Oslo"}\nThat is how it looks.',
+    "a fenced object after naming prose, prose after": 'I will use the get_weather tool.\n\n```json\n{"city": "Oslo"}\n```\nThen more.',
     "a key the tool does not declare": 'get_weather {"town": "Oslo"}',
     "an empty object for a tool with parameters": "get_weather {}",
     "not an offered tool": 'get_forecast {"city": "Oslo"}',

@@ -185,3 +185,23 @@ def names_offered_tool_at(text: str, pos: int, ctx: ParseContext) -> bool:
         return False
     match = _NAME_VALUE.search(text, pos, pos + 200)
     return match is not None and resolve_name(match.group(1), ctx).known
+
+
+#: a word of prose that may be a tool's name (its sentence's full stop or dash trimmed when looked up)
+_PROSE_WORD = re.compile(r"[A-Za-z_][\w.\-]*+")
+#: how far back the naming line is looked for
+_NAMING_LOOKBACK = 400
+
+
+def tool_named_before(text: str, pos: int, keys: set[str], ctx: ParseContext) -> str | None:
+    """The one offered tool that the last non-blank line before ``pos`` names and whose declared
+    parameters include every key of ``keys`` (None: no such tool, or more than one).
+
+    For an arguments object written alone after prose that says which tool it is for ("Use
+    web_search function.\n\n{"query": ...}"): the object's keys must fit the tool named.
+    """
+    before = text[max(0, pos - _NAMING_LOOKBACK) : pos].rstrip()
+    line = before[before.rfind("\n") + 1 :]
+    named = {tool.name for word in _PROSE_WORD.findall(line) if (tool := ctx.tool(word.rstrip(".-"))) is not None and keys <= set(tool.properties)}
+    return named.pop() if len(named) == 1 else None
+

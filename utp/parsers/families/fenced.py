@@ -24,6 +24,8 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import calls_from_value, skip_ws
+from utp.parsers.familykit import make_call
+from utp.parsers.names import tool_named_before
 from utp.parsers.pythoncalls import names_offered_tool
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.reasoning import REASONING_CLOSERS
@@ -82,6 +84,8 @@ class FencedFamily(CallFamily):
         if value == [] and not repairs and (_starts_content(text, pos) or _blank_after(text, end)):
             return Extraction(end)  # "no calls" written as an empty fenced list: markup, not prose
         found = calls_from_value(value, self.name, body.strip(), repairs, require_arguments=label not in CALL_LABELS)
+        if found is None and label in DATA_LABELS:
+            found = _named_arguments(self.name, text, pos, value, repairs, body, close >= 0 and _blank_after(text, end), ctx)
         if found is None or (not found[0] and not found[1]):
             return None
         if mislabelled and not (found[0] and all(names_offered_tool(call.name, ctx) for call in found[0])):
@@ -162,6 +166,17 @@ _NON_SPACE = re.compile(r"\S")
 def _blank_after(text: str, end: int) -> bool:
     """Is there nothing but white space after ``end``? (Without copying the rest: a flood of fences asks at each.)"""
     return _NON_SPACE.search(text, end) is None
+
+
+def _named_arguments(family: str, text: str, pos: int, value: object, repairs: list[str], body: str, ends_answer: bool, ctx: ParseContext) -> tuple[list[ToolCall], list] | None:
+    """A fence holding only an arguments object, ending the answer after a line that names the one
+    offered tool those arguments fit ("I will use the get_weather tool.\n```json\n{"city": ...}```")."""
+    if not ends_answer or repairs or type(value) is not dict or not value:
+        return None
+    name = tool_named_before(text, pos, set(value), ctx)
+    if name is None:
+        return None
+    return [make_call(family, name, value, body.strip(), pos)], []
 
 
 def _closing_fence(text: str, body_start: int) -> int:

@@ -6,9 +6,10 @@ text put the same line between bracketed markers (``[TOOL_REQUEST]
 list_directory {"path": "/home"} [TOOL_REQUEST_END]``). Such a line is read
 only where it cannot be prose:
 
-* the name is an offered tool's, written exactly, and starts its line (after
-  blanks, or a bracketed marker on that line or the line before); an optional
-  ``:`` and blanks stand between it and the object;
+* the name is an offered tool's, written exactly, and starts its line: after
+  blanks, a list bullet, a bracketed marker (on that line or the line before),
+  a short label ending in ``:`` ("Action:", "TOOL_CALL:") and Markdown bold;
+  an optional ``:`` and blanks stand between it and the object;
 * the object is valid JSON as written, every key one of that tool's declared
   parameters (an empty object only for a tool that declares none);
 * nothing but blanks and a bracketed marker follows the object on its line;
@@ -37,17 +38,26 @@ from collections.abc import Sequence
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family
 from utp.parsers.familykit import BRACKET_MARKER, make_call
 from utp.parsers.jsonrepair import scan_json_value, strict_json_at
+from utp.parsers.names import tool_named_before
 from utp.parsers.textscan import skip_space
 from utp.types import ToolCall
 
-#: between the name and the object: blanks and an optional colon (a scan lookahead, with the brace)
-_GAP = re.compile(r"[ \t]*+:?[ \t]*+")
+#: Markdown bold around the name (``**get_weather**``; in backticks it is code being shown)
+_EMPHASIS = r"(?:\*\*)?"
+#: between the name and the object: emphasis closed, blanks and an optional colon (a scan lookahead, with the brace)
+_GAP = re.compile(_EMPHASIS + r"[ \t]*+:?[ \t]*+")
 _HEAD = _GAP.pattern + r"\{"
+#: a list item's bullet or number, and a short label ending in a colon ("Action:", "TOOL_CALL:")
+_BULLET = r"(?:[-*\u2022]|\d{1,3}[.)])[ \t]++"
+_LABEL = r"[A-Za-z][A-Za-z _]{0,23}+:[ \t]*+"
 #: what may stand before the name on its line, looked for in a short window before it (group 1: a marker)
-_LINE_START = re.compile(r"(?:\A|\n)[ \t]*+(" + BRACKET_MARKER + r"[ \t]*+(?:\r?\n[ \t]*+)?)?\Z")
-_LOOKBACK = 64
+_LINE_START = re.compile(r"(?:\A|\n)[ \t]*+(?:" + _BULLET + r")?(" + BRACKET_MARKER + r"[ \t]*+(?:\r?\n[ \t]*+)?)?(?:" + _LABEL + r")?" + _EMPHASIS + r"\Z")
+_LOOKBACK = 96
 #: a one-line call of this shape, names unchecked (the trailing run of call lines)
-_CALL_LINE = re.compile(r"[ \t]*+(?:" + BRACKET_MARKER + r"[ \t]*+)?[A-Za-z_][\w.\-]*+" + _HEAD + r".*\}[ \t]*+(?:" + BRACKET_MARKER + r")?[ \t]*+\r?")
+_CALL_LINE = re.compile(
+    r"[ \t]*+(?:" + _BULLET + r")?(?:" + BRACKET_MARKER + r"[ \t]*+)?(?:" + _LABEL + r")?" + _EMPHASIS
+    + r"[A-Za-z_][\w.\-]*+" + _HEAD + r".*\}[ \t]*+(?:" + BRACKET_MARKER + r")?[ \t]*+\r?"
+)
 #: what may follow the object on its line
 _LINE_TAIL = re.compile(r"[ \t]*+(" + BRACKET_MARKER + r")?[ \t]*+")
 #: a closing marker cut off by the text's end (a stream waits for the rest)
@@ -57,10 +67,6 @@ _MAX_OBJECT = 65536
 #: an arguments object opening a line: its first key quoted (the second form's trigger and head)
 ARGUMENTS_LINE = "\n{"
 _ARGUMENTS_HEAD = r'[ \t]*+"[^"\\\n]{1,128}+"[ \t]*+:'
-#: a word of the prose before it that may be a tool's name
-_WORD = re.compile(r"[A-Za-z_][\w.\-]*+")
-#: how far back the naming line is looked for
-_PROSE_LOOKBACK = 400
 
 
 @register_family
@@ -112,7 +118,7 @@ class NamedJsonFamily(CallFamily):
                 return len(text) - pos > _MAX_OBJECT
             return skip_space(text, end) < len(text)
         start = _GAP.match(text, pos + len(trigger)).end()  # type: ignore[union-attr]
-        if start >= len(text):
+        if start >= len(text) or text[start:] == "*":  # the gap, or the bold's closing, still arriving
             return False
         if text[start] != "{":
             return True
@@ -133,17 +139,15 @@ class NamedJsonFamily(CallFamily):
 
 
 def _after_naming_prose(family: str, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
-    """The arguments object at ``pos + 1`` that ends the answer, for the one tool the line before names."""
+    """The arguments object at ``pos + 1`` that ends the answer, for the one tool the line before names
+    (in a fence, the fenced family asks the same of the line before the fence)."""
     read = strict_json_at(text, pos + 1, min(len(text), pos + 1 + _MAX_OBJECT))
     if read is None or type(read[0]) is not dict or not read[0] or skip_space(text, read[1]) < len(text):
         return None
     arguments, end = read
-    before = text[max(0, pos - _PROSE_LOOKBACK) : pos].rstrip()
-    line = before[before.rfind("\n") + 1 :]
-    named = {tool.name for word in _WORD.findall(line) if (tool := ctx.tool(word.rstrip(".-"))) is not None and set(arguments) <= set(tool.properties)}
-    if len(named) != 1:
+    name = tool_named_before(text, pos, set(arguments), ctx)
+    if name is None:
         return None
-    name = named.pop()
     return Extraction(len(text), [make_call(family, name, arguments, text[pos + 1 : end], pos + 1)])
 
 
