@@ -33,6 +33,7 @@ POSITIVE = {
     "flat: arguments beside the name": ('{"name": "get_weather", "city": "Oslo"}', [("get_weather", {"city": "Oslo"})]),
     "flat, on its own line after a thought": ('Thought: weather.\n{"tool_name": "search", "q": "x"}\n', [("search", {"q": "x"})]),
     "AutoGPT's reply: thoughts, then the command": ('{"thoughts": {"text": "t", "plan": "p"}, "command": {"name": "search", "args": {"q": "x"}}}', [("search", {"q": "x"})]),
+    "an agent's action alone, naming an offered tool": ('{"action": "search"}', [("search", {})]),
     "call lists one after another": (f"[{OSLO}][{FIND}]", [("get_weather", {"city": "Oslo"}), ("search", {"q": "x"})]),
     "one unreadable call in a list": (f'[{OSLO}, {{"name": "search", "arguments": {{"q": "x"]}}]', [("get_weather", {"city": "Oslo"})]),
 }
@@ -47,6 +48,7 @@ NEGATIVE = {
     "flat, after an observation": 'Observation: {"name": "search", "q": "x"}',
     "flat, mid-sentence": 'The record {"name": "get_weather", "city": "Oslo"} is data.',
     "thoughts and an answer, no command": '{"thoughts": {"text": "I know it"}, "answer": "42"}',
+    "an agent's action naming no offered tool": '{"action": "dance"}',
     "plan of data": '{"data": [{"name": "Oslo", "population": 700000}]}',
     "plan naming a tool not offered": '{"plan": [{"name": "delete_all", "arguments": {}}]}',
     "a sample after a lead-in, explained further": f"Example: {OSLO} is how a call looks.",

@@ -152,6 +152,25 @@ def test_yaml_lookalikes_are_not_calls(text: str) -> None:
     assert parse_response(text, tools=YAML_TOOLS).tool_calls == []
 
 
+JSON_BODIES = {
+    '<get_weather>{"location": "Paris", "days": 3}</get_weather>': [("get_weather", {"location": "Paris", "days": 3})],
+    'Checking.\n<get_weather>\n{"location": "Paris"}\n</get_weather>\nDone.': [("get_weather", {"location": "Paris"})],
+    '<get_weather>{"town": "Paris"}</get_weather>': [],  # a key the tool does not declare
+    '<get_weather>{"location": "Paris"} is what I would send</get_weather>': [],  # prose after the object
+    "<get_weather>{location: Paris, }</get_weather>": [],  # not JSON as written
+    '<get_location>{"x": 1}</get_location>': [],  # a tool that declares no parameters: nothing to check the keys against
+}
+
+
+@pytest.mark.parametrize("text", sorted(JSON_BODIES))
+def test_json_body_in_a_tool_element(text: str) -> None:
+    """``<NAME>{json}</NAME>``: the element names the call, a JSON object of its declared parameters is its arguments."""
+    from .conftest import assert_every_cut_matches
+
+    assert [(c.name, c.arguments) for c in parse_response(text, tools=YAML_TOOLS).tool_calls] == JSON_BODIES[text]
+    assert_every_cut_matches(text, YAML_TOOLS, step=7)
+
+
 def test_a_self_closing_element_needs_the_tool_offered() -> None:
     assert parse_response("<get_location/>").tool_calls == []
 

@@ -20,7 +20,9 @@ style prompts, the yaml-xml protocol of AI SDK middlewares) have the model
 write the arguments as a YAML mapping inside the same element
 (``<get_weather>\nlocation: Paris\n</get_weather>``); such a body is read
 when it is a mapping whose keys are the tool's parameters (any identifiers
-when its schema lists none). A tool called without arguments may be one
+when its schema lists none). A body that is one JSON object valid as written
+(``<get_weather>{"location": "Paris"}</get_weather>``) is read when its keys
+are the tool's declared parameters. A tool called without arguments may be one
 self-closing element (``<get_location/>``). Anything else in the element
 (prose, other markup) means the element is being shown, not used, and it
 stays content. An element the output ends inside is reported TRUNCATED,
@@ -49,7 +51,7 @@ _ELEMENT_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,100}")
 #: reasoning openers are never a tool's element: those tags always open reasoning
 _RESERVED = frozenset(opener for opener, _ in REASONING_TAGS)
 #: the body so far may still become parameter elements (blank, or an element opening)
-_MAY_BE_PARAMETERS = re.compile(r"\s*+(?:<|\Z)")
+_MAY_BE_PARAMETERS = re.compile(r"\s*+(?:<|\{|\Z)")
 #: a parameter element has begun (an element the output ends inside is a call cut off)
 _PARAMETERS_BEGUN = re.compile(r"\s*+<[A-Za-z_]")
 #: a parameter element's opening tag (blanks before it are layout)
@@ -74,7 +76,7 @@ def _element_head(name: str) -> str:
     elements costs one regex pass, not one ``extract`` per element.
     """
     name = re.escape(name)
-    return rf"(?=[^<]*+(?:<(?!/?{name}>)[^<]*+)*+(?:</{name}>|\Z))\s*+(?:</{name}>|<(?!{name}>)[A-Za-z_]|{_YAML_KEY})"
+    return rf"(?=[^<]*+(?:<(?!/?{name}>)[^<]*+)*+(?:</{name}>|\Z))\s*+(?:</{name}>|<(?!{name}>)[A-Za-z_]|{_YAML_KEY}|\{{)"
 
 
 @register_family
@@ -112,6 +114,8 @@ class ClineXmlFamily(CallFamily):
         raw_arguments = parameter_elements(text[body:close])
         if raw_arguments is None:
             mapping = yaml_arguments(text[body:close], tool)
+            if mapping is None:
+                mapping = json_arguments(text[body:close], tool)
             if mapping is None:
                 return None  # prose or other markup inside: the element is shown, not used
             arguments = mapping
@@ -178,6 +182,21 @@ def yaml_arguments(body: str, tool: Any) -> dict[str, Any] | None:
     if any(key not in known for key in value) if known else not all(_ELEMENT_NAME.fullmatch(key) for key in value):
         return None
     return {key: _schema_typed(_jsonable(item), property_schema(tool, key)) for key, item in value.items()}
+
+
+def json_arguments(body: str, tool: Any) -> dict[str, Any] | None:
+    """A body that is one JSON object, valid as written, whose keys are the tool's declared parameters
+    (``<get_weather>{"city": "Paris"}</get_weather>``: the element's name is the call, the JSON its arguments)."""
+    stripped = body.strip()
+    if not stripped.startswith("{") or tool is None or not tool.properties:
+        return None
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or not value or not set(value) <= set(tool.properties):
+        return None
+    return value
 
 
 def _jsonable(value: Any) -> Any:

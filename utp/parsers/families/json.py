@@ -365,6 +365,8 @@ FLAT_ARGUMENTS = "arguments written beside the name (no arguments key)"
 OWN_KEY_ARGUMENTS = "arguments under a key of the model's own"
 #: the keys that name a flat call's tool
 _FLAT_NAME_KEYS = (*NAME_KEYS, REQUEST_KEY, AGENT_ACTION_KEY)
+#: the name keys that say "call this" (Langroid's request, an agent's action): with them a name alone is a call
+_CALL_THIS_KEYS = frozenset({REQUEST_KEY, AGENT_ACTION_KEY})
 
 
 #: what opens a tool result a model writes itself (``<tool_response>{"name": "f", "content": ...}``):
@@ -420,7 +422,7 @@ def _flat_call(item: object, ctx: ParseContext, inline: bool) -> tuple[str, dict
         if type(inner) is dict and key not in tool.properties and (not inline or _ARGUMENTS_WORD.search(key)):
             if set(inner) <= set(tool.properties) and (inner or not tool.properties):
                 return item[name_key], inner, OWN_KEY_ARGUMENTS
-    if inline or not set(arguments) <= set(tool.properties) or not (arguments or name_key == REQUEST_KEY):
+    if inline or not set(arguments) <= set(tool.properties) or not (arguments or name_key in _CALL_THIS_KEYS):
         return None  # a name alone is a call only where the key says "call this" (a bare "name" may be data)
     return item[name_key], arguments, FLAT_ARGUMENTS
 
