@@ -76,6 +76,22 @@ class TestHermes:
         text = "<tool_call><name>get_weather</name><parameters><city>Paris</city><days>3</days></parameters></tool_call>"
         assert calls_of(text) == one("get_weather", city="Paris", days=3)
 
+    @pytest.mark.parametrize("child", ["function_name", "invoke_name"])
+    def test_child_elements_under_other_name_elements(self, child: str) -> None:
+        """DeepSeek-V4 served without its parser wrote ``<invoke_name>``; ``<function_name>`` is the same idea."""
+        text = f"<function_call>\n<{child}>read</{child}>\n<parameters>\n<path>/tmp/a.go</path>\n</parameters>\n</function_call>"
+        assert calls_of(text) == one("read", path="/tmp/a.go")
+
+    def test_a_call_in_its_definition_s_shape_is_a_call(self) -> None:
+        """Arguments that are values, not a schema, beside the definition's description: the model called the tool."""
+        text = json.dumps({"type": "function", "function": {"name": "list_directory", "description": "Lists files.", "parameters": {"path": "/home"}}})
+        assert calls_of(text) == one("list_directory", path="/home")
+
+    @pytest.mark.parametrize("parameters", [{"type": "object", "properties": {"path": {"type": "string"}}}, {}, {"required": ["path"]}])
+    def test_a_definition_with_a_schema_or_nothing_is_no_call(self, parameters: dict) -> None:
+        text = json.dumps({"name": "list_directory", "description": "Lists files.", "parameters": parameters})
+        assert parse_response(text).tool_calls == []
+
     def test_name_line_then_json(self) -> None:
         assert calls_of('<tool_call>\nget_weather\n{"city": "Paris"}\n</tool_call>') == one("get_weather", city="Paris")
 

@@ -70,6 +70,7 @@ NEGATIVE = {
     "not valid JSON as written": "get_weather {city: Oslo}",
     "the object after prose naming no tool": 'The result is:\n{"city": "Oslo"}',
     "the object after naming prose, prose after it": 'Use get_weather.\n{"city": "Oslo"}\nThat is the call.',
+    "the object after naming prose, on the same line": 'Use get_weather. {"city": "Oslo"}',
     "the object's keys fit no tool the line names": 'Use web_search.\n{"city": "Oslo"}',
     "an empty object after naming prose": "Call noop.\n{}",
     "a made-up result under a key": '{"name": "get_weather", "result": {"city": "Oslo"}}',

@@ -29,6 +29,12 @@ FLAT_BESIDE = frozenset(_META_KEYS | THOUGHT_KEYS)
 #: and ``tool_args``; routing, not an argument, so it may sit beside them as the ids do
 ROUTING_KEYS = frozenset({"server_idx", "server_id", "server_name"})
 _META_KEYS |= ROUTING_KEYS
+#: what a tool definition holds beside its name: beside arguments that are values (not a schema) it
+#: is a call the model wrote in the shape of its definition (``{"name": "f", "description": "...",
+#: "parameters": {"path": "/home"}}``)
+DEFINITION_BESIDE = frozenset({"description"})
+#: the keys that make an object a JSON Schema rather than argument values
+_SCHEMA_KEYS = frozenset({"type", "properties", "required", "$schema"})
 #: ``"type"`` values by which an object says it is a call: then a name alone is a call without arguments
 CALL_TYPES = frozenset({"tool_call", "function_call", "tool_use"})
 #: keys of an object that carries a list of calls: xLAM v1's ``{"thought": ..., "tool_calls": [...]}``,
@@ -117,6 +123,8 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
     arg_keys = [keys[k] for k in ARG_KEYS if k in keys]
     arg_key = _arguments_key(obj, arg_keys)
     beside = _META_KEYS | THOUGHT_KEYS if arg_keys else _META_KEYS
+    if arg_key is not None and _argument_values(obj[arg_key]):
+        beside = beside | DEFINITION_BESIDE  # a call written in a definition's shape: its values are no schema
     for norm in keys:
         if norm not in beside and keys[norm] is not name_key and keys[norm] not in arg_keys:
             return None
@@ -126,6 +134,11 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
         declared = obj.get(keys.get("type", "type")) in CALL_TYPES
         return None if require_arguments and not declared else _checked_name(obj[name_key], {})
     return _checked_name(obj[name_key], obj[arg_key])
+
+
+def _argument_values(value: Any) -> bool:
+    """Arguments as values (``{"path": "/home"}``), not a parameters schema (``{"type": "object", ...}``)."""
+    return type(value) is dict and bool(value) and not (_SCHEMA_KEYS & value.keys())
 
 
 def _arguments_key(obj: dict[Any, Any], present: list[Any]) -> Any:

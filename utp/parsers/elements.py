@@ -75,7 +75,7 @@ def elements_to_dict(inner: str) -> dict[str, Any]:
 
 
 #: the elements that name the tool in a call tag's body (``<name>f</name>``; Langroid's ``<request>``)
-NAME_ELEMENTS = ("name", "tool_name", "function", "request")
+NAME_ELEMENTS = ("name", "tool_name", "function_name", "invoke_name", "function", "request")
 _CHILD_NAME = re.compile(r"\s*<(" + "|".join(NAME_ELEMENTS) + r")>\s*([^<]{1,200}?)\s*</\1>", re.S)
 #: the element holding the arguments after it
 _CHILD_ARGS = re.compile(r"\s*<(arguments|parameters|args|input)>", re.S)

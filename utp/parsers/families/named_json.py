@@ -47,6 +47,9 @@ _EMPHASIS = r"(?:\*\*)?"
 #: between the name and the object: emphasis closed, blanks and an optional colon (a scan lookahead, with the brace)
 _GAP = re.compile(_EMPHASIS + r"[ \t]*+:?[ \t]*+")
 _HEAD = _GAP.pattern + r"\{"
+#: each name's trigger is the name and the character after it, so a scan passes over the name used
+#: in prose (``f(``, ``f"``) on that character alone; the rest of the gap is the trigger's head
+_AFTER_NAME = {" ": r"[ \t]*+:?[ \t]*+\{", "\t": r"[ \t]*+:?[ \t]*+\{", ":": r"[ \t]*+\{", "{": None, "*": r"\*[ \t]*+:?[ \t]*+\{"}
 #: a list item's bullet or number, and a short label ending in a colon ("Action:", "TOOL_CALL:")
 _BULLET = r"(?:[-*\u2022]|\d{1,3}[.)])[ \t]++"
 _LABEL = r"[A-Za-z][A-Za-z _]{0,23}+:[ \t]*+"
@@ -64,9 +67,10 @@ _LINE_TAIL = re.compile(r"[ \t]*+(" + BRACKET_MARKER + r")?[ \t]*+")
 _MARKER_SO_FAR = re.compile(r"\[[A-Z0-9_]{0,41}+")
 #: the longest object read
 _MAX_OBJECT = 65536
-#: an arguments object opening a line: its first key quoted (the second form's trigger and head)
-ARGUMENTS_LINE = "\n{"
-_ARGUMENTS_HEAD = r'[ \t]*+"[^"\\\n]{1,128}+"[ \t]*+:'
+#: an arguments object opening a line, its first key quoted (the second form's trigger; the head
+#: looks back for the line break, so a scan stops only where a brace stops it already)
+ARGUMENTS_LINE = '{"'
+_ARGUMENTS_HEAD = r'(?<=\n\{")[^"\\\n]{1,128}+"[ \t]*+:'
 
 
 @register_family
@@ -78,15 +82,18 @@ class NamedJsonFamily(CallFamily):
     summary = 'NAME {"k": "v"} (an offered tool\'s name, then its arguments object, on a line of its own)'
 
     def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
-        """Each offered tool's name where a word starts, an object after it (scanners are cached by the names)."""
+        """Each offered tool's name, where a word starts, with the character after it (scanners are
+        cached by the names), and an object opening a line."""
         if ctx is None or not ctx.has_tools:
             return ()
-        names = (name for name in ctx.by_name if name and not any(c.isspace() or c in "{}" for c in name))
-        return (Trigger(ARGUMENTS_LINE, _ARGUMENTS_HEAD, offered_only=True), *(Trigger(name, _HEAD, Start.WORD, from_tool_names=True) for name in names))
+        names = [name for name in ctx.by_name if name and not any(c.isspace() or c in "{}*:" for c in name)]
+        named = (Trigger(name + after, head, Start.WORD, from_tool_names=True) for name in names for after, head in _AFTER_NAME.items())
+        return (Trigger(ARGUMENTS_LINE, _ARGUMENTS_HEAD, offered_only=True), *named)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == ARGUMENTS_LINE:
             return _after_naming_prose(self.name, text, pos, ctx)
+        trigger = trigger[:-1]  # the name, without the character after it
         tool = ctx.tool(trigger)
         if tool is None:
             return None
@@ -113,11 +120,11 @@ class NamedJsonFamily(CallFamily):
         """Final once the shape fails, or once a marked line has ended; an unmarked line, and an
         object after naming prose, are decided by what follows them (so by the output's end)."""
         if trigger == ARGUMENTS_LINE:
-            end = scan_json_value(text, pos + 1)
+            end = scan_json_value(text, pos)
             if end < 0:
                 return len(text) - pos > _MAX_OBJECT
             return skip_space(text, end) < len(text)
-        start = _GAP.match(text, pos + len(trigger)).end()  # type: ignore[union-attr]
+        start = _GAP.match(text, pos + len(trigger) - 1).end()  # type: ignore[union-attr]
         if start >= len(text) or text[start:] == "*":  # the gap, or the bold's closing, still arriving
             return False
         if text[start] != "{":
@@ -139,16 +146,18 @@ class NamedJsonFamily(CallFamily):
 
 
 def _after_naming_prose(family: str, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
-    """The arguments object at ``pos + 1`` that ends the answer, for the one tool the line before names
+    """The arguments object at ``pos`` that ends the answer, for the one tool the line before names
     (in a fence, the fenced family asks the same of the line before the fence)."""
-    read = strict_json_at(text, pos + 1, min(len(text), pos + 1 + _MAX_OBJECT))
+    if pos == 0 or text[pos - 1] != "\n":
+        return None  # the object opens its line
+    read = strict_json_at(text, pos, min(len(text), pos + _MAX_OBJECT))
     if read is None or type(read[0]) is not dict or not read[0] or skip_space(text, read[1]) < len(text):
         return None
     arguments, end = read
-    name = tool_named_before(text, pos, set(arguments), ctx)
+    name = tool_named_before(text, pos - 1, set(arguments), ctx)
     if name is None:
         return None
-    return Extraction(len(text), [make_call(family, name, arguments, text[pos + 1 : end], pos + 1)])
+    return Extraction(len(text), [make_call(family, name, arguments, text[pos:end], pos)])
 
 
 def _next_line(text: str, at: int) -> int:
