@@ -424,6 +424,13 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
         "python fences of calls": lambda n: "```py\nf()\n" * (n // 10),
         "python fences of printed calls": lambda n: "```\nprint(f(a='x'))\n```\n" * (n // 24),
         "react steps": lambda n: "Action: f\nAction Input: x\n" * (n // 27),
+        # a tool's name then an object, line after line (named_json): each read stops at the next such
+        # line, and only the last line opening an object can be the answer's arguments
+        "name lines with objects of undeclared keys": lambda n: 'f {"a": 1}\n' * (n // 11),
+        "name lines with a string never closed": lambda n: 'f {"a": "' * (n // 9),
+        "name lines with braces only": lambda n: "f{\n" * (n // 3),
+        "labelled name lines": lambda n: 'Action: f {"a": 1}\n' * (n // 19),
+        "object lines never closed, one closer": lambda n: '\n{"a": 1' * (n // 8) + "}",
         # group openers each followed by a call opener, and bare calls after reasoning closers:
         # each once made a read that sliced or scanned to the end of the text
         "GLM group and call openers": lambda n: "<tool_calls><tool_call>" * (n // 23),

@@ -30,6 +30,7 @@ marks it), or an object after prose naming no tool stay prose.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -39,7 +40,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigge
 from utp.parsers.familykit import BRACKET_MARKER, make_call
 from utp.parsers.jsonrepair import scan_json_value, strict_json_at
 from utp.parsers.names import tool_named_before
-from utp.parsers.textscan import skip_space
+from utp.parsers.textscan import search_forward, skip_space
 from utp.types import ToolCall
 
 #: Markdown bold around the name (``**get_weather**``; in backticks it is code being shown)
@@ -49,12 +50,21 @@ _GAP = re.compile(_EMPHASIS + r"[ \t]*+:?[ \t]*+")
 _HEAD = _GAP.pattern + r"\{"
 #: each name's trigger is the name and the character after it, so a scan passes over the name used
 #: in prose (``f(``, ``f"``) on that character alone; the rest of the gap is the trigger's head
-_AFTER_NAME = {" ": r"[ \t]*+:?[ \t]*+\{", "\t": r"[ \t]*+:?[ \t]*+\{", ":": r"[ \t]*+\{", "{": None, "*": r"\*[ \t]*+:?[ \t]*+\{"}
+_OPENING = r"\s*+(?:\"(?:[^\"\\\n]|\\.){0,128}+\"\s*+:|\})"
+_AFTER_NAME = {
+    " ": r"[ \t]*+:?[ \t]*+\{" + _OPENING,
+    "\t": r"[ \t]*+:?[ \t]*+\{" + _OPENING,
+    ":": r"[ \t]*+\{" + _OPENING,
+    "{": _OPENING,
+    "*": r"\*[ \t]*+:?[ \t]*+\{" + _OPENING,
+}
 #: a list item's bullet or number, and a short label ending in a colon ("Action:", "TOOL_CALL:")
 _BULLET = r"(?:[-*\u2022]|\d{1,3}[.)])[ \t]++"
 _LABEL = r"[A-Za-z][A-Za-z _]{0,23}+:[ \t]*+"
 #: what may stand before the name on its line, looked for in a short window before it (group 1: a marker)
-_LINE_START = re.compile(r"(?:\A|\n)[ \t]*+(?:" + _BULLET + r")?(" + BRACKET_MARKER + r"[ \t]*+(?:\r?\n[ \t]*+)?)?(?:" + _LABEL + r")?" + _EMPHASIS + r"\Z")
+_LINE_PREFIX = re.compile(r"[ \t]*+(?:" + _BULLET + r")?(" + BRACKET_MARKER + r"[ \t]*+)?(?:" + _LABEL + r")?" + _EMPHASIS)
+#: a line holding only a bracketed marker (the line before a call line it marks)
+_MARKER_LINE = re.compile(r"[ \t]*+" + BRACKET_MARKER + r"[ \t]*+\r?")
 _LOOKBACK = 96
 #: a one-line call of this shape, names unchecked (the trailing run of call lines)
 _CALL_LINE = re.compile(
@@ -63,6 +73,8 @@ _CALL_LINE = re.compile(
 )
 #: what may follow the object on its line
 _LINE_TAIL = re.compile(r"[ \t]*+(" + BRACKET_MARKER + r")?[ \t]*+")
+#: an object's opening as a call line writes it: a quoted key or nothing (a cheap test before a read)
+_OBJECT_OPEN = re.compile(r'\{\s*+(?:("(?:[^"\\\n]|\\.){0,128}+")|\})')
 #: a closing marker cut off by the text's end (a stream waits for the rest)
 _MARKER_SO_FAR = re.compile(r"\[[A-Z0-9_]{0,41}+")
 #: the longest object read
@@ -70,7 +82,7 @@ _MAX_OBJECT = 65536
 #: an arguments object opening a line, its first key quoted (the second form's trigger; the head
 #: looks back for the line break, so a scan stops only where a brace stops it already)
 ARGUMENTS_LINE = '{"'
-_ARGUMENTS_HEAD = r'(?<=\n\{")[^"\\\n]{1,128}+"[ \t]*+:'
+_ARGUMENTS_HEAD = r'(?<=\n\{")(?:[^"\\\n]|\\.){0,128}+"[ \t]*+:(?!(?s:.*?)\n\{")'
 
 
 @register_family
@@ -97,11 +109,17 @@ class NamedJsonFamily(CallFamily):
         tool = ctx.tool(trigger)
         if tool is None:
             return None
-        line_start = _LINE_START.search(text, max(0, pos - _LOOKBACK), pos)
-        if line_start is None:
-            return None
         start = _GAP.match(text, pos + len(trigger)).end()  # type: ignore[union-attr]
-        read = strict_json_at(text, start, min(len(text), start + _MAX_OBJECT))
+        opening = _OBJECT_OPEN.match(text, start)
+        if opening is None or not _first_key_declared(opening.group(1), tool.properties):
+            return None
+        marked = _line_start(text, pos)
+        if marked is None:
+            return None
+        # read no further than the next line that opens with this name: over a flood of such lines
+        # the reads never overlap, so the cost stays linear
+        following = search_forward(text, _next_call_line(trigger), start)
+        read = strict_json_at(text, start, min(len(text), start + _MAX_OBJECT, following.start() if following else len(text)))
         if read is None or type(read[0]) is not dict:
             return None
         arguments, end = read
@@ -111,7 +129,7 @@ class NamedJsonFamily(CallFamily):
         assert tail is not None
         if tail.end() < len(text) and text[tail.end()] not in "\r\n":
             return None
-        if line_start.group(1) is None and tail.group(1) is None and trailing_call_lines(text) > _next_line(text, tail.end()):
+        if not marked and tail.group(1) is None and trailing_call_lines(text) > _next_line(text, tail.end()):
             return None  # unmarked, and prose follows: an example, not the answer's call
         call = make_call(self.name, tool.name, arguments, text[pos : tail.end()], pos)
         return Extraction(tail.end(), [call])
@@ -120,26 +138,38 @@ class NamedJsonFamily(CallFamily):
         """Final once the shape fails, or once a marked line has ended; an unmarked line, and an
         object after naming prose, are decided by what follows them (so by the output's end)."""
         if trigger == ARGUMENTS_LINE:
+            if pos != _last_object_line(text):
+                return True  # a later line opens an object: this one cannot end the answer
             end = scan_json_value(text, pos)
             if end < 0:
                 return len(text) - pos > _MAX_OBJECT
             return skip_space(text, end) < len(text)
-        start = _GAP.match(text, pos + len(trigger) - 1).end()  # type: ignore[union-attr]
+        name = trigger[:-1]
+        marked = _line_start(text, pos)
+        if marked is None:
+            return True
+        start = _GAP.match(text, pos + len(name)).end()  # type: ignore[union-attr]
         if start >= len(text) or text[start:] == "*":  # the gap, or the bold's closing, still arriving
             return False
         if text[start] != "{":
             return True
-        end = scan_json_value(text, start)
-        if end < 0:
-            return len(text) - start > _MAX_OBJECT
+        following = search_forward(text, _next_call_line(name), start)
+        if following is not None:  # the object cannot run past the next call line (linear, as in extract)
+            inside = scan_json_value(text[start : following.start()], 0)
+            if inside < 0:
+                return True
+            end = start + inside
+        else:
+            end = scan_json_value(text, start)
+            if end < 0:
+                return len(text) - start > _MAX_OBJECT
         tail = _LINE_TAIL.match(text, end)
         assert tail is not None
         if tail.end() >= len(text) or _MARKER_SO_FAR.fullmatch(text, tail.end()):
             return False
         if text[tail.end()] not in "\r\n" or tail.group(1) is not None:
             return True
-        line_start = _LINE_START.search(text, max(0, pos - _LOOKBACK), pos)
-        return line_start is not None and line_start.group(1) is not None
+        return marked
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(f"{call.name} {json.dumps(call.arguments, ensure_ascii=False)}" for call in calls)
@@ -148,9 +178,9 @@ class NamedJsonFamily(CallFamily):
 def _after_naming_prose(family: str, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
     """The arguments object at ``pos`` that ends the answer, for the one tool the line before names
     (in a fence, the fenced family asks the same of the line before the fence)."""
-    if pos == 0 or text[pos - 1] != "\n":
-        return None  # the object opens its line
-    read = strict_json_at(text, pos, min(len(text), pos + _MAX_OBJECT))
+    if pos == 0 or text[pos - 1] != "\n" or pos != _last_object_line(text):
+        return None  # the object opens the last line that opens one: only there can it end the answer
+    read = strict_json_at(text, pos, len(text))
     if read is None or type(read[0]) is not dict or not read[0] or skip_space(text, read[1]) < len(text):
         return None
     arguments, end = read
@@ -158,6 +188,54 @@ def _after_naming_prose(family: str, text: str, pos: int, ctx: ParseContext) -> 
     if name is None:
         return None
     return Extraction(len(text), [make_call(family, name, arguments, text[pos:end], pos)])
+
+
+def _first_key_declared(quoted_key: str | None, properties: dict) -> bool:
+    """Is the object's first key one the tool declares (None: an empty object, only for a tool without
+    parameters)? A cheap test before the object is read."""
+    if quoted_key is None:
+        return not properties
+    if "\\" not in quoted_key:
+        return quoted_key[1:-1] in properties
+    try:
+        return json.loads(quoted_key) in properties
+    except ValueError:
+        return False
+
+
+def _line_start(text: str, pos: int) -> bool | None:
+    """Does the name at ``pos`` start its line (None: no), and is the line marked (a bracketed marker
+    before the name on its line, or alone on the line before)?"""
+    low = max(0, pos - _LOOKBACK)
+    newline = text.rfind("\n", low, pos)
+    if newline < 0 and low > 0:
+        return None  # a longer line: the name is inside it
+    prefix = _LINE_PREFIX.fullmatch(text, newline + 1, pos)
+    if prefix is None:
+        return None
+    if prefix.group(1) is not None:
+        return True
+    if newline <= 0 or prefix.end() > prefix.start() and text[newline + 1 : pos].strip():
+        return False
+    before = text.rfind("\n", max(0, newline - _LOOKBACK), newline) + 1
+    return _MARKER_LINE.fullmatch(text, before, newline) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _next_call_line(name: str) -> re.Pattern[str]:
+    """A later line opening with ``name`` as a call line does (where a read from an earlier one stops)."""
+    return re.compile(r"\n[ \t]*+(?:" + _BULLET + r")?(?:" + BRACKET_MARKER + r"[ \t]*+)?(?:" + _LABEL + r")?" + _EMPHASIS + re.escape(name) + r"[ \t{:*]")
+
+
+def _last_object_line(text: str) -> int:
+    """Where the text's last line opening with ``{"`` starts (-1: none), remembered for the last text."""
+    cached = getattr(_trailing, "object_line", None)
+    if cached is not None and cached[0] is text:
+        return cached[1]
+    found = text.rfind('\n{"')
+    at = found + 1 if found >= 0 else -1
+    _trailing.object_line = (text, at)
+    return at
 
 
 def _next_line(text: str, at: int) -> int:
