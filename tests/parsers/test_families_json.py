@@ -87,6 +87,15 @@ class TestHermes:
         text = json.dumps({"type": "function", "function": {"name": "list_directory", "description": "Lists files.", "parameters": {"path": "/home"}}})
         assert calls_of(text) == one("list_directory", path="/home")
 
+    def test_a_definition_shaped_line_among_echoed_definitions_is_no_call(self) -> None:
+        """A tiny model echoing its prompt garbles one definition's schema into values (gemma3-270m's
+        recorded replies): among the other definitions it is an echo, not the answer's call."""
+        good = json.dumps({"name": "search_code", "description": "Search.", "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}})
+        garbled = json.dumps({"name": "read_file", "description": "Read a file.", "parameters": {"path": "src/server.py"}})
+        assert parse_response(f"# Tools\n\nYou can call these tools:\n\n{good}\n{garbled}\n").tool_calls == []
+        nested = json.dumps({"name": "set_temperature", "description": "Set it.", "parameters": {"room": {"type": "string", "enum": ["kitchen"]}}})
+        assert parse_response(nested).tool_calls == []  # values that are schemas: a garbled definition
+
     @pytest.mark.parametrize("parameters", [{"type": "object", "properties": {"path": {"type": "string"}}}, {}, {"required": ["path"]}])
     def test_a_definition_with_a_schema_or_nothing_is_no_call(self, parameters: dict) -> None:
         text = json.dumps({"name": "list_directory", "description": "Lists files.", "parameters": parameters})

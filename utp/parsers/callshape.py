@@ -29,10 +29,6 @@ FLAT_BESIDE = frozenset(_META_KEYS | THOUGHT_KEYS)
 #: and ``tool_args``; routing, not an argument, so it may sit beside them as the ids do
 ROUTING_KEYS = frozenset({"server_idx", "server_id", "server_name"})
 _META_KEYS |= ROUTING_KEYS
-#: what a tool definition holds beside its name: beside arguments that are values (not a schema) it
-#: is a call the model wrote in the shape of its definition (``{"name": "f", "description": "...",
-#: "parameters": {"path": "/home"}}``)
-DEFINITION_BESIDE = frozenset({"description"})
 #: the keys that make an object a JSON Schema rather than argument values
 _SCHEMA_KEYS = frozenset({"type", "properties", "required", "$schema"})
 #: ``"type"`` values by which an object says it is a call: then a name alone is a call without arguments
@@ -123,8 +119,6 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
     arg_keys = [keys[k] for k in ARG_KEYS if k in keys]
     arg_key = _arguments_key(obj, arg_keys)
     beside = _META_KEYS | THOUGHT_KEYS if arg_keys else _META_KEYS
-    if arg_key is not None and _argument_values(obj[arg_key]):
-        beside = beside | DEFINITION_BESIDE  # a call written in a definition's shape: its values are no schema
     for norm in keys:
         if norm not in beside and keys[norm] is not name_key and keys[norm] not in arg_keys:
             return None
@@ -136,9 +130,24 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
     return _checked_name(obj[name_key], obj[arg_key])
 
 
-def _argument_values(value: Any) -> bool:
-    """Arguments as values (``{"path": "/home"}``), not a parameters schema (``{"type": "object", ...}``)."""
-    return type(value) is dict and bool(value) and not (_SCHEMA_KEYS & value.keys())
+def definition_shaped_call(obj: Any) -> tuple[str, dict[str, Any]] | None:
+    """``(name, arguments)`` of a call written in its definition's shape, else None.
+
+    ``{"name": "file_ticket", "description": "...", "parameters": {"summary": "wifi down"}}`` (or
+    inside ``{"type": "function", "function": ...}``): the model filled the schema's place with
+    values. Only the caller knows whether the object is the whole answer, which this needs to be a
+    call: among echoed definitions the same line is a garbled echo.
+    """
+    if type(obj) is dict and obj.get("type") == "function" and type(obj.get("function")) is dict and obj.keys() <= {"type", "function"}:
+        obj = obj["function"]
+    if type(obj) is not dict or not obj.keys() <= {"name", "description", "parameters", "arguments"} or "description" not in obj:
+        return None
+    name, values = obj.get("name"), obj.get("parameters", obj.get("arguments"))
+    if type(name) is not str or type(values) is not dict or not values or _SCHEMA_KEYS & values.keys():
+        return None
+    if any(type(value) is dict and _SCHEMA_KEYS & value.keys() for value in values.values()):
+        return None  # values that are schemas themselves: a garbled definition
+    return _checked_name(name, values)
 
 
 def _arguments_key(obj: dict[Any, Any], present: list[Any]) -> Any:

@@ -38,7 +38,7 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
-from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, FLAT_BESIDE, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value, skip_ws, unparseable
+from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, FLAT_BESIDE, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value, definition_shaped_call, skip_ws, unparseable
 from utp.parsers.taggedjson import salvage_list
 from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, read_json_at
 from utp.parsers.jsonlenient import PYTHON_LITERALS, SINGLE_QUOTES
@@ -152,6 +152,8 @@ class JsonFamily(CallFamily):
             found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=not known)
         if found is None and known and placement != "inline" and not _after_result_opener(text, pos):
             found = _flat_calls(value, self.name, text[pos:end], repairs, ctx)  # weaker evidence: not mid-sentence, not a result
+        if found is None and placement == "start" and skip_ws(text, end) >= len(text):
+            found = _definition_shaped(value, self.name, text[pos:end], repairs)
         if found is None:
             return None
         calls, diagnostics = found
@@ -425,6 +427,19 @@ def _flat_call(item: object, ctx: ParseContext, inline: bool) -> tuple[str, dict
     if inline or not set(arguments) <= set(tool.properties) or not (arguments or name_key in _CALL_THIS_KEYS):
         return None  # a name alone is a call only where the key says "call this" (a bare "name" may be data)
     return item[name_key], arguments, FLAT_ARGUMENTS
+
+
+#: the repair a call written in its definition's shape records
+DEFINITION_SHAPED = "a call written in its definition's shape (values where the schema goes)"
+
+
+def _definition_shaped(value: object, family: str, raw: str, repairs: list[str]) -> tuple[list[ToolCall], list[Diagnostic]] | None:
+    """The whole answer is one call in its definition's shape (see ``definition_shaped_call``)."""
+    split = definition_shaped_call(value)
+    if split is None:
+        return None
+    call, diagnostics = build_call(split[0], split[1], family, raw, [*repairs, DEFINITION_SHAPED])
+    return ([call], diagnostics) if call is not None else None
 
 
 def _as_written(repairs: list[str]) -> bool:
