@@ -45,12 +45,12 @@ from utp.types import ToolCall
 
 #: Markdown bold around the name (``**get_weather**``; in backticks it is code being shown)
 _EMPHASIS = r"(?:\*\*)?"
-#: between the name and the object: emphasis closed, blanks and an optional colon (a scan lookahead, with the brace)
+#: between the name and the object: emphasis closed, blanks and an optional colon
 _GAP = re.compile(_EMPHASIS + r"[ \t]*+:?[ \t]*+")
-_HEAD = _GAP.pattern + r"\{"
-#: each name's trigger is the name and the character after it, so a scan passes over the name used
-#: in prose (``f(``, ``f"``) on that character alone; the rest of the gap is the trigger's head
+#: the object's opening: a whole quoted first key, or the empty object's close
 _OPENING = r"\s*+(?:\"(?:[^\"\\\n]|\\.){0,128}+\"\s*+:|\})"
+#: each name's trigger is the name and the character after it, so a scan passes over the name used
+#: in prose (``f(``, ``f"``) on that character alone; the rest of the gap and the opening are its head
 _AFTER_NAME = {
     " ": r"[ \t]*+:?[ \t]*+\{" + _OPENING,
     "\t": r"[ \t]*+:?[ \t]*+\{" + _OPENING,
@@ -69,7 +69,7 @@ _LOOKBACK = 96
 #: a one-line call of this shape, names unchecked (the trailing run of call lines)
 _CALL_LINE = re.compile(
     r"[ \t]*+(?:" + _BULLET + r")?(?:" + BRACKET_MARKER + r"[ \t]*+)?(?:" + _LABEL + r")?" + _EMPHASIS
-    + r"[A-Za-z_][\w.\-]*+" + _HEAD + r".*\}[ \t]*+(?:" + BRACKET_MARKER + r")?[ \t]*+\r?"
+    + r"[A-Za-z_][\w.\-]*+" + _GAP.pattern + r"\{.*\}[ \t]*+(?:" + BRACKET_MARKER + r")?[ \t]*+\r?"
 )
 #: what may follow the object on its line
 _LINE_TAIL = re.compile(r"[ \t]*+(" + BRACKET_MARKER + r")?[ \t]*+")
@@ -105,11 +105,11 @@ class NamedJsonFamily(CallFamily):
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == ARGUMENTS_LINE:
             return _after_naming_prose(self.name, text, pos, ctx)
-        trigger = trigger[:-1]  # the name, without the character after it
-        tool = ctx.tool(trigger)
+        name = trigger[:-1]  # without the character after it
+        tool = ctx.tool(name)
         if tool is None:
             return None
-        start = _GAP.match(text, pos + len(trigger)).end()  # type: ignore[union-attr]
+        start = _GAP.match(text, pos + len(name)).end()  # type: ignore[union-attr]
         opening = _OBJECT_OPEN.match(text, start)
         if opening is None or not _first_key_declared(opening.group(1), tool.properties):
             return None
@@ -118,7 +118,7 @@ class NamedJsonFamily(CallFamily):
             return None
         # read no further than the next line that opens with this name: over a flood of such lines
         # the reads never overlap, so the cost stays linear
-        following = search_forward(text, _next_call_line(trigger), start)
+        following = search_forward(text, _next_call_line(name), start)
         read = strict_json_at(text, start, min(len(text), start + _MAX_OBJECT, following.start() if following else len(text)))
         if read is None or type(read[0]) is not dict:
             return None
