@@ -129,7 +129,7 @@ class NamedJsonFamily(CallFamily):
         assert tail is not None
         if tail.end() < len(text) and text[tail.end()] not in "\r\n":
             return None
-        if not marked and tail.group(1) is None and trailing_call_lines(text) > _next_line(text, tail.end()):
+        if not marked and tail.group(1) is None and trailing_name_lines(text) > _next_line(text, tail.end()):
             return None  # unmarked, and prose follows: an example, not the answer's call
         call = make_call(self.name, tool.name, arguments, text[pos : tail.end()], pos)
         return Extraction(tail.end(), [call])
@@ -247,7 +247,7 @@ def _next_line(text: str, at: int) -> int:
 _trailing = threading.local()
 
 
-def trailing_call_lines(text: str) -> int:
+def trailing_name_lines(text: str) -> int:
     """Where the text's closing run of blank and one-line call lines begins (``len(text)`` when its
     last line is something else); remembered for the last text asked about, so every call line of
     one text costs one backward walk in all."""
