@@ -16,7 +16,7 @@ from typing import Any
 from utp.parsers.base import Extraction, ParseContext
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at
 from utp.parsers.textscan import ends_inside, find_forward, nth_forward, skip_space
-from utp.types import Diagnostic, DiagnosticKind, ToolCall
+from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 
 _DECODER = json.JSONDecoder()
 
@@ -71,6 +71,15 @@ def clip(raw: str) -> str:
 def render_value(value: Any) -> str:
     """A value as markup with raw-text values carries it: strings as they are, everything else as JSON."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def declares_all(arguments: dict[str, Any], tool: Tool) -> bool:
+    """Is every key one of ``tool``'s declared parameters (no keys only for a tool that declares none)?
+
+    The evidence a call without markup of its own rests on: ``NAME {json}``, arguments under a key
+    the model chose, a JSON body in a tool element.
+    """
+    return set(arguments) <= tool.properties.keys() and (bool(arguments) or not tool.properties)
 
 
 def make_call(

@@ -198,7 +198,7 @@ def tool_named_before(text: str, pos: int, keys: set[str], ctx: ParseContext) ->
     parameters include every key of ``keys`` (None: no such tool, or more than one).
 
     For an arguments object written alone after prose that says which tool it is for ("Use
-    web_search function.\n\n{"query": ...}"): the object's keys must fit the tool named.
+    web_search function.\\n\\n{"query": ...}"): the object's keys must fit the tool named.
     """
     before = text[max(0, pos - _NAMING_LOOKBACK) : pos].rstrip()
     line = before[before.rfind("\n") + 1 :]

@@ -40,7 +40,7 @@ from typing import Any
 import yaml
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family
-from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.familykit import declares_all, make_call, unreadable
 from utp.parsers.typedvalues import property_schema, schema_types, typed_value
 from utp.parsers.reasoning import REASONING_TAGS
 from utp.parsers.textscan import find_forward
@@ -194,7 +194,7 @@ def json_arguments(body: str, tool: Any) -> dict[str, Any] | None:
         value = json.loads(stripped)
     except ValueError:
         return None
-    if not isinstance(value, dict) or not value or not set(value) <= set(tool.properties):
+    if not isinstance(value, dict) or not declares_all(value, tool):
         return None
     return value
 

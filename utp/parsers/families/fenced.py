@@ -170,7 +170,7 @@ def _blank_after(text: str, end: int) -> bool:
 
 def _named_arguments(family: str, text: str, pos: int, value: object, repairs: list[str], body: str, ends_answer: bool, ctx: ParseContext) -> tuple[list[ToolCall], list] | None:
     """A fence holding only an arguments object, ending the answer after a line that names the one
-    offered tool those arguments fit ("I will use the get_weather tool.\n```json\n{"city": ...}```")."""
+    offered tool those arguments fit ("I will use the get_weather tool." then a ```` ```json ```` fence of ``{"city": ...}``)."""
     if not ends_answer or repairs or type(value) is not dict or not value:
         return None
     name = tool_named_before(text, pos, set(value), ctx)

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, FLAT_BESIDE, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value, definition_shaped_call, skip_ws, unparseable
 from utp.parsers.taggedjson import salvage_list
-from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, read_json_at
+from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, declares_all, read_json_at
 from utp.parsers.jsonlenient import PYTHON_LITERALS, SINGLE_QUOTES
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
 from utp.parsers.names import names_offered_tool_at, resolve_name
@@ -425,7 +425,7 @@ def _flat_call(item: object, ctx: ParseContext, inline: bool) -> tuple[str, dict
     if len(arguments) == 1:
         key, inner = next(iter(arguments.items()))
         if type(inner) is dict and key not in tool.properties and (not inline or _ARGUMENTS_WORD.search(key)):
-            if set(inner) <= set(tool.properties) and (inner or not tool.properties):
+            if declares_all(inner, tool):
                 return item[name_key], inner, OWN_KEY_ARGUMENTS
     if inline or not set(arguments) <= set(tool.properties) or not (arguments or name_key in _CALL_THIS_KEYS):
         return None  # a name alone is a call only where the key says "call this" (a bare "name" may be data)

@@ -37,7 +37,7 @@ import threading
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family
-from utp.parsers.familykit import BRACKET_MARKER, make_call
+from utp.parsers.familykit import BRACKET_MARKER, declares_all, make_call
 from utp.parsers.jsonrepair import scan_json_value, strict_json_at
 from utp.parsers.names import tool_named_before
 from utp.parsers.textscan import search_forward, skip_space
@@ -123,7 +123,7 @@ class NamedJsonFamily(CallFamily):
         if read is None or type(read[0]) is not dict:
             return None
         arguments, end = read
-        if not set(arguments) <= set(tool.properties) or not (arguments or not tool.properties):
+        if not declares_all(arguments, tool):
             return None
         tail = _LINE_TAIL.match(text, end)
         assert tail is not None
