@@ -64,7 +64,8 @@ def test_a_tool_without_parameters() -> None:
     "text",
     [
         "Use <read_file> to open a file.",  # a mention
-        "<read_file>the file</read_file>",  # prose inside
+        "<execute_command>the command</execute_command>",  # prose inside, for a tool of several parameters
+        "<read_file>see <b>this</b></read_file>",  # markup inside a one-parameter tool's element
         "<read_file><path>a.py</path> and more</read_file>",  # prose after a parameter
         "<read_file><path>a.py</read_file>",  # a parameter never closed
         "`<read_file><path>a.py</path></read_file>`",  # shown as inline code
@@ -142,3 +143,43 @@ def test_generated_element_soup_parses_cleanly_and_streams_the_same(pieces: list
     parsed = parse_response(text, tools=TOOLS)
     assert not [d for d in parsed.diagnostics if "parser error" in d.reason]
     assert streamed_at_cuts(text, tools=TOOLS, cuts=[cut % (len(text) + 1)]) == (parsed.content, [(c.name, c.arguments) for c in parsed.tool_calls])
+
+
+SEARCH = Tool("search", parameters={"type": "object", "properties": {"query": {"type": "string"}}})
+CODE = Tool("code", parameters={"type": "object", "properties": {"script": {"type": "string"}}})
+LIMIT = Tool("top", parameters={"type": "object", "properties": {"n": {"type": "integer"}}})
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("<search>capital of France</search>", [("search", {"query": "capital of France"})]),
+        ("I need facts. <search>capital of France</search>", [("search", {"query": "capital of France"})]),
+        ("<think>Need info</think><search>  capital of France  </search> then", [("search", {"query": "capital of France"})]),
+        ("<search>\nline one\n  line two\n</search>", [("search", {"query": "line one\n  line two"})]),
+        ("<search>a</search> <search>b</search>", [("search", {"query": "a"}), ("search", {"query": "b"})]),
+        ("<top>5</top>", [("top", {"n": 5})]),
+    ],
+)
+def test_a_one_parameter_tools_element_holding_text_is_its_value(text: str, expected: list[tuple]) -> None:
+    """Search-R1-style agents offer tools of one parameter and read ``<search>query</search>``."""
+    assert _calls(text, tools=[SEARCH, LIMIT]) == expected
+    assert_every_cut_matches(text, [SEARCH, LIMIT], 5)
+
+
+@pytest.mark.parametrize(
+    "text, tools",
+    [
+        ("Wrap it in <code>x = 1</code> to show it.", [CODE]),  # HTML's own element: markup in prose
+        ("<search>see <b>this</b></search>", [SEARCH]),  # markup inside
+        ("<search>   </search> is empty", [SEARCH]),  # nothing written
+        ("<search>never closed", [SEARCH]),
+        ("<search>" + "x" * 5000 + "</search>", [SEARCH]),  # longer than a query: prose
+    ],
+)
+def test_text_elements_that_are_not_a_value(text: str, tools: list[Tool]) -> None:
+    """No value read (an empty element may still be a call without arguments)."""
+    assert not any(arguments for _, arguments in _calls(text, tools=tools))
+    if len(text) < 100:
+        assert_every_cut_matches(text, tools, 5)
+

@@ -40,7 +40,8 @@ _MARKUP = re.compile(r"<[^<>\n]{0,64}>|<[/|!?][^<>\n]{0,64}\Z")
 _SEPARATORS = re.compile(r"[\s\-.]+")
 #: the value of a call's name key, as a JSON (or JSON-like) call writes it near its start
 #: (a whole key: ``server_name`` names a server, not the tool)
-_NAME_VALUE = re.compile(r"(?<![\w\-])[\"']?(?:name|tool_name|function_name|tool|function|action|request)[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
+_NAME_KEY_WORDS = ("name", "tool_name", "function_name", "tool", "function", "action", "request")
+_NAME_VALUE = re.compile(r"(?<![\w\-])[\"']?(?:" + "|".join(_NAME_KEY_WORDS) + r")[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,10 @@ def names_offered_tool_at(text: str, pos: int, ctx: ParseContext) -> bool:
     if not ctx.has_tools:
         return False
     match = _NAME_VALUE.search(text, pos, pos + 200)
+    while match is not None and match.group(1) in _NAME_KEY_WORDS:
+        # a value that is itself a key word matched first (``"type": "function", "name": "f"`` reads
+        # ``function`` as a key, ``name`` as its value): read that value as the key it is, if a name follows it
+        match = _NAME_VALUE.match(text, match.start(1) - 1, pos + 200)
     return match is not None and resolve_name(match.group(1), ctx).known
 
 

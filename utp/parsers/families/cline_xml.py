@@ -22,10 +22,12 @@ write the arguments as a YAML mapping inside the same element
 when it is a mapping whose keys are the tool's parameters (any identifiers
 when its schema lists none). A body that is one JSON object valid as written
 (``<get_weather>{"location": "Paris"}</get_weather>``) is read when its keys
-are the tool's declared parameters. A tool called without arguments may be one
-self-closing element (``<get_location/>``). Anything else in the element
-(prose, other markup) means the element is being shown, not used, and it
-stays content. An element the output ends inside is reported TRUNCATED,
+are the tool's declared parameters. A tool of one parameter may get its value
+as the element's text (``<search>capital of France</search>``: Search-R1-style
+agents offer such tools and read such tags). A tool called without arguments
+may be one self-closing element (``<get_location/>``). Anything else in the
+element (prose for a tool of several parameters, other markup) means the
+element is being shown, not used, and it stays content. An element the output ends inside is reported TRUNCATED,
 never run.
 """
 
@@ -59,6 +61,10 @@ _PARAMETER_OPEN = re.compile(r"\s*+<([A-Za-z_][\w.\-]{0,100})>")
 #: the line break right after a parameter's opening tag, and the one right before its closer
 _LEADING_BREAK = re.compile(r"\A\r?\n")
 _TRAILING_BREAK = re.compile(r"\r?\n\Z")
+#: the longest text value read from a one-parameter tool's element (a longer one is prose)
+MAX_TEXT_VALUE = 4096
+#: HTML's text elements: with a tool of such a name offered, ``<code>x</code>`` in prose is still markup
+_HTML_TEXT_ELEMENTS = frozenset("a abbr b blockquote cite code dd del dfn div dt em h1 h2 h3 h4 h5 h6 i ins kbd label li mark p pre q s samp small span strong sub summary sup td th title u var".split())
 #: a YAML mapping's first key (scan lookahead and streaming: what a YAML body opens with)
 _YAML_KEY = r"[A-Za-z_][\w\-]{0,100}+[ \t]*+:(?:[ \t]|\r?\n)"
 _YAML_START = re.compile(r"\s*+" + _YAML_KEY)
@@ -76,7 +82,7 @@ def _element_head(name: str) -> str:
     elements costs one regex pass, not one ``extract`` per element.
     """
     name = re.escape(name)
-    return rf"(?=[^<]*+(?:<(?!/?{name}>)[^<]*+)*+(?:</{name}>|\Z))\s*+(?:</{name}>|<(?!{name}>)[A-Za-z_]|{_YAML_KEY}|\{{)"
+    return rf"(?=[^<]*+(?:<(?!/?{name}>)[^<]*+)*+(?:</{name}>|\Z))\s*+(?:</{name}>|<(?!{name}>)[A-Za-z_]|{_YAML_KEY}|\{{|[^<]{{1,{MAX_TEXT_VALUE}}}+</{name}>)"
 
 
 @register_family
@@ -117,6 +123,8 @@ class ClineXmlFamily(CallFamily):
             if mapping is None:
                 mapping = json_arguments(text[body:close], tool)
             if mapping is None:
+                mapping = text_argument(text[body:close], tool)
+            if mapping is None:
                 return None  # prose or other markup inside: the element is shown, not used
             arguments = mapping
         else:
@@ -128,6 +136,8 @@ class ClineXmlFamily(CallFamily):
         body = pos + len(trigger)
         if trigger.endswith("/>") or find_forward(text, f"</{trigger[1:-1]}>", body) >= 0:
             return True
+        if _text_may_close(text, body, trigger[1:-1]):
+            return False
         return _MAY_BE_PARAMETERS.match(text, body) is None and not _YAML_START.match(text, body) and not _YAML_SO_FAR.match(text, body)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
@@ -197,6 +207,28 @@ def json_arguments(body: str, tool: Any) -> dict[str, Any] | None:
     if not isinstance(value, dict) or not declares_all(value, tool):
         return None
     return value
+
+
+def text_argument(body: str, tool: Any) -> dict[str, Any] | None:
+    """A one-parameter tool's element holding only text: that parameter's value, laid out as a
+    parameter element's is (``<search>capital of France</search>``, the tag protocol of
+    Search-R1-style agents, whose tools take one query or program). Not for a tool named like
+    HTML's text elements (``<code>``), whose text in prose is markup."""
+    if tool is None or len(tool.properties) != 1 or tool.name in _HTML_TEXT_ELEMENTS:
+        return None
+    if "<" in body or not body.strip() or len(body) > MAX_TEXT_VALUE:
+        return None
+    key = next(iter(tool.properties))
+    return {key: typed_value(block_value(body), property_schema(tool, key), untyped="json")}
+
+
+def _text_may_close(text: str, body: int, name: str) -> bool:
+    """Streaming: is the body so far text without markup that ``</name>`` may still close?"""
+    lt = text.find("<", body, body + MAX_TEXT_VALUE + 1)
+    if lt < 0:
+        return len(text) - body <= MAX_TEXT_VALUE
+    closer = f"</{name}>"
+    return len(text) - lt < len(closer) and closer.startswith(text[lt:])
 
 
 def _jsonable(value: Any) -> Any:

@@ -202,7 +202,7 @@ class DeepseekFamily(CallFamily):
                 diagnostics.append(unparseable(self.name, f"arguments of {name!r}: {exc}", body, pos))
                 return
             # a fence of code (R1 templates write the code interpreter's code so) for a one-parameter tool
-            arguments, repairs = {parameter: raw_args.strip("\n")}, []
+            arguments, repairs = {parameter: raw_args.strip("\r\n")}, []
         call, diags = build_call(name, arguments, self.name, body, [*noted, *repairs])
         diagnostics.extend(diags)
         if call is not None:

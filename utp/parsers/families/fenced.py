@@ -6,8 +6,10 @@ answer is usually a code sample, so a fence is a call only when its body is
 call-shaped JSON (one object or a list) *and* the label says so
 (``tool_call``, ``tool_code``, ``function_call``...) or the fence is the whole
 response's point: it starts or ends the content. Under any other label
-(```` ```xml ````) call JSON is a call only when the fence is the whole
-answer and every name is an offered tool's. A ```` ```yaml ```` fence (camel-ai's
+(```` ```xml ````) call JSON is a call only when the fence ends the
+answer (a line of preamble may come first) and every name is an offered tool's.
+Several call objects in one body (a line each, or separated by ``;`` or ``,``)
+are each a call. A ```` ```yaml ```` fence (camel-ai's
 MCP agent reads calls written so) is a call, placed as a JSON fence, when its
 body is a YAML mapping (or list of them) shaped like call JSON, with its
 arguments key, and every name is an offered tool's. Python-style bodies in
@@ -27,7 +29,7 @@ from utp.parsers.callshape import calls_from_value, skip_ws
 from utp.parsers.familykit import make_call
 from utp.parsers.names import tool_named_before
 from utp.parsers.pythoncalls import names_offered_tool
-from utp.parsers.jsonrepair import loads_lenient
+from utp.parsers.jsonrepair import loads_lenient, strict_json_at
 from utp.parsers.reasoning import REASONING_CLOSERS
 from utp.parsers.textscan import find_forward, search_forward
 from utp.types import ToolCall
@@ -65,9 +67,10 @@ class FencedFamily(CallFamily):
         else:  # never closed: the body runs to the end, or to a fence written again (a flood reads linearly)
             again = find_forward(text, FENCE, body_start)
             body_end = end = len(text) if again < 0 else again
-        # any other label (``xml``, ``text``): only a fence that is the whole answer, calling offered tools
+        # any other label (``xml``, ``text``): only a fence that ends the answer, calling offered tools
         mislabelled = label not in CALL_LABELS and label not in DATA_LABELS and label not in YAML_LABELS
-        if mislabelled and not (close >= 0 and ctx.has_tools and _starts_content(text, pos) and _blank_after(text, end)):
+        # (an info string that is not one word, or backticks run on: only as the whole answer)
+        if mislabelled and not (close >= 0 and ctx.has_tools and _blank_after(text, end) and (label != "-" or _starts_content(text, pos))):
             return None
         body = text[body_start:body_end]
         if label in YAML_LABELS:
@@ -77,6 +80,11 @@ class FencedFamily(CallFamily):
             return None
         if label not in CALL_LABELS and not (_starts_content(text, pos) or _blank_after(text, end) or _between_sentences(text, pos, end)):
             return None
+        sequence = _call_sequence(self.name, body, require_arguments=label not in CALL_LABELS)
+        if sequence is not None:
+            if mislabelled and not all(names_offered_tool(call.name, ctx) for call in sequence[0]):
+                return None
+            return Extraction(end, *sequence)
         try:
             value, repairs = loads_lenient(body)
         except ValueError:
@@ -177,6 +185,32 @@ def _named_arguments(family: str, text: str, pos: int, value: object, repairs: l
     if name is None:
         return None
     return [make_call(family, name, value, body.strip(), pos)], []
+
+
+#: between call objects written one after another in one fence: blanks, then perhaps ``;`` or ``,``
+_SEQUENCE_GAP = re.compile(r"\s*+[;,]?+\s*+")
+
+
+def _call_sequence(family: str, body: str, require_arguments: bool) -> tuple[list[ToolCall], list] | None:
+    """The calls of a body holding two or more call-shaped JSON values one after another (a line
+    each, or separated by ``;`` or ``,``): one value's reader would keep the first and drop the
+    rest as trailing text. None unless every value is valid JSON and call-shaped."""
+    calls: list[ToolCall] = []
+    diagnostics: list = []
+    at, count = skip_ws(body, 0), 0
+    while at < len(body):
+        if count:
+            at = _SEQUENCE_GAP.match(body, at).end()  # type: ignore[union-attr]  # matches anywhere
+        read = strict_json_at(body, at, len(body)) if at < len(body) and body[at] in "{[" else None
+        if read is None:
+            return None
+        found = calls_from_value(read[0], family, body[at : read[1]], [], require_arguments=require_arguments)
+        if found is None or not found[0]:
+            return None
+        calls.extend(found[0])
+        diagnostics.extend(found[1])
+        at, count = skip_ws(body, read[1]), count + 1
+    return (calls, diagnostics) if count > 1 else None
 
 
 def _closing_fence(text: str, body_start: int) -> int:

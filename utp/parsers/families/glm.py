@@ -86,12 +86,12 @@ class GlmFamily(KeyValueFamily):
             return self.declared_triggers
         names = [name for name in ctx.by_name if name and not any(ch.isspace() for ch in name)]
         answers = (Trigger(f"{name}\n", start=Start.ANSWER, from_tool_names=True) for name in names)
-        stripped = (Trigger(f"{name}{between}{KEY}", _STRIPPED_HEAD, Start.WORD, from_tool_names=True) for name in names for between in ("", "\n"))
+        stripped = (Trigger(f"{name}{between}{KEY}", _STRIPPED_HEAD, Start.WORD, from_tool_names=True) for name in names for between in ("", "\n", "\r\n"))
         return (*self.declared_triggers, *answers, *stripped)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger.endswith(KEY):
-            return self._stripped(text, pos, trigger[: -len(KEY)].rstrip("\n"), ctx)
+            return self._stripped(text, pos, trigger[: -len(KEY)].rstrip("\r\n"), ctx)
         if trigger not in _OWN:
             if text.startswith(KEY, skip_space(text, pos + len(trigger))):
                 return self._stripped(text, pos, trigger[:-1], ctx)
@@ -155,7 +155,7 @@ class GlmFamily(KeyValueFamily):
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         if trigger.endswith(KEY) or (trigger not in _OWN and text.startswith(KEY, skip_space(text, pos + len(trigger)))):
             # stripped tokens: decided once a whole pair is written and what follows cannot be another
-            end = _pairs_end(text, pos + len(trigger.rstrip("\n").removesuffix(KEY)))
+            end = _pairs_end(text, pos + len(trigger.removesuffix(KEY).rstrip("\r\n")))
             return end >= 0 and _run_over(text, end)
         if trigger not in _OWN:  # an answer of a name and JSON is decided by its end: hold it
             return pos not in call_list_starts(text)

@@ -161,9 +161,12 @@ class JsonFamily(CallFamily):
             return None
         calls, diagnostics = found
         end = _past_orphan_closer(text, self._more_calls(text, end, calls, diagnostics, ctx))
-        if placement == "after_lead_in" and text[end:].strip():
+        turn_end = _END_OF_TURN.match(text, skip_ws(text, end))
+        if turn_end is not None:
+            end = turn_end.end()  # the answer ends with the call, whatever follows the token
+        elif placement == "after_lead_in" and text[end:].strip():
             return None  # JSON in the middle of an explanation, not the response's call
-        if placement == "own_line" and not _ends_line(text, end):
+        elif placement == "own_line" and not _ends_line(text, end):
             return None
         if not calls and not any(d.kind is DiagnosticKind.TRUNCATED for d in diagnostics):
             return None  # call-shaped but unusable (e.g. "arguments": "none"): leave it as prose
@@ -291,7 +294,10 @@ class JsonFamily(CallFamily):
 #: Hermes 4 and Qwen when the template's opening token was swallowed): part of the call's markup
 _ORPHAN_CLOSERS = ("</tool_call>", "</tool_calls>", "</function_call>", "</function_calls>", "</tool_use>", "</toolcall>")
 _ORPHAN_CLOSER = re.compile("|".join(re.escape(c) for c in _ORPHAN_CLOSERS))
-_ORPHAN_PREFIXES = frozenset(c[:k] for c in _ORPHAN_CLOSERS for k in range(1, len(c)))
+#: end-of-turn tokens a server left in the text: the answer ends there (what follows is another turn)
+_END_OF_TURN_TOKENS = ("</s>", "<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end|>", "<|endoftext|>", "<end_of_turn>")
+_END_OF_TURN = re.compile("|".join(re.escape(c) for c in _END_OF_TURN_TOKENS))
+_ORPHAN_PREFIXES = frozenset(c[:k] for c in (*_ORPHAN_CLOSERS, *_END_OF_TURN_TOKENS) for k in range(1, len(c)))
 
 
 def _past_orphan_closer(text: str, end: int) -> int:

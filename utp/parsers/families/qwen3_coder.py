@@ -62,15 +62,21 @@ def strip_one_newline(value: str) -> str:
     Each is removed on its own, as the template writes each on its own (a
     model that glued the value to its tag still wrote the newline before the
     close); any further newline is the value's (a file's last line). This is
-    also how the model vendor's reference parser reads values. A value on
+    also how the model vendor's reference parser reads values. A break may
+    be written ``\r\n``: the whole break is layout, not a stray ``\r``. A value on
     one line with its tags (``<parameter=k> ls -la </parameter>``) was written
     with blanks where the template's line breaks go: they are removed.
     """
     if "\n" not in value:  # tags and value on one line: the blanks around it stand for the line breaks
         return value.strip(" \t")
-    if value.startswith("\n"):
-        value = value[1:]
-    return value[:-1] if value.endswith("\n") else value
+    for line_break in ("\r\n", "\n"):  # a model that writes CRLF writes the template's breaks so too
+        if value.startswith(line_break):
+            value = value[len(line_break) :]
+            break
+    for line_break in ("\r\n", "\n"):
+        if value.endswith(line_break):
+            return value[: -len(line_break)]
+    return value
 
 
 def name_settled(text: str, start: int) -> bool:

@@ -1,0 +1,127 @@
+"""The same call written with the variations real outputs carry: Windows line breaks, a line of
+preamble, an end-of-turn token a server left in, several calls in one fence.
+
+Each case is a call the parser already read in its plain form; the variation must not change
+the reading (and, for the fence, must not drop the calls after the first).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from utp.parsers import parse_response
+from utp.types import Tool
+
+from .conftest import assert_every_cut_matches
+
+READ_FILE = Tool("read_file", parameters={"type": "object", "properties": {"path": {"type": "string"}}})
+WEATHER = Tool("get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}})
+PYTHON = Tool("python", parameters={"type": "object", "properties": {"code": {"type": "string"}}})
+TOOLS = [READ_FILE, WEATHER, PYTHON]
+
+
+def _calls(text: str, tools: list[Tool] = TOOLS) -> list[tuple]:
+    return [(c.name, c.arguments) for c in parse_response(text, tools=tools).tool_calls]
+
+
+# -- Windows line breaks: a break written "\r\n" is the template's break, not a value's "\r"
+
+QWEN_XML = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"
+
+
+def test_qwen3_coder_values_between_crlf_breaks_are_the_values() -> None:
+    text = QWEN_XML.replace("\n", "\r\n")
+    assert _calls(text) == [("get_weather", {"city": "Paris", "days": 3})]
+    assert_every_cut_matches(text, TOOLS, 7)
+
+
+def test_a_crlf_inside_a_qwen3_coder_value_is_the_values_own() -> None:
+    text = "<tool_call>\r\n<function=python>\r\n<parameter=code>\r\nx = 1\r\nprint(x)\r\n</parameter>\r\n</function>\r\n</tool_call>"
+    assert _calls(text) == [("python", {"code": "x = 1\r\nprint(x)"})]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="<>&"), min_size=1, max_size=30).filter(lambda v: v.strip() == v))
+def test_crlf_and_lf_breaks_read_the_same_qwen3_coder_call(value: str) -> None:
+    text = f"<tool_call>\n<function=read_file>\n<parameter=path>\n{value}\n</parameter>\n</function>\n</tool_call>"
+    assert _calls(text.replace("\n", "\r\n")) == _calls(text) == [("read_file", {"path": value})]
+
+
+def test_deepseek_r1_code_fence_with_crlf_breaks() -> None:
+    text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>python\r\n```python\r\nprint(1)\r\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    assert _calls(text, [PYTHON]) == [("python", {"code": "print(1)"})]
+
+
+def test_glm_name_line_with_crlf_and_stripped_tokens() -> None:
+    text = "get_weather\r\n<arg_key>city</arg_key>\r\n<arg_value>Paris</arg_value>"
+    assert _calls(text) == [("get_weather", {"city": "Paris"})]
+    assert_every_cut_matches(text, TOOLS, 7)
+
+
+# -- a line of preamble before the call
+
+LLAMA_CALL = '{"type": "function", "name": "get_weather", "parameters": {"city": "Paris"}}'
+
+
+@pytest.mark.parametrize("preamble", ["", "Sure, I'll check.\n\n", "Checking the weather.\n"])
+def test_llama32_call_object_after_a_preamble(preamble: str) -> None:
+    """Llama 3.2 writes ``{"type": "function", "name": ...}``; its ``"function"`` value once hid the name."""
+    text = preamble + LLAMA_CALL
+    assert _calls(text) == [("get_weather", {"city": "Paris"})]
+    assert_every_cut_matches(text, TOOLS, 7)
+
+
+def test_a_type_function_object_naming_no_offered_tool_after_prose_stays_prose() -> None:
+    text = 'The schema is below.\n{"type": "function", "name": "jeff", "parameters": {"city": "Paris"}}'
+    assert _calls(text) == []
+
+
+def test_a_mislabelled_fence_after_a_preamble_is_a_call_when_it_ends_the_answer() -> None:
+    text = 'Sure.\n\n```xml\n{"name": "read_file", "arguments": {"path": "a.py"}}\n```'
+    assert _calls(text) == [("read_file", {"path": "a.py"})]
+    assert_every_cut_matches(text, TOOLS, 7)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Example:\n```xml\n{"name": "read_file", "arguments": {"path": "a.py"}}\n```\nThat is the shape.',  # text follows
+        'Sure.\n\n```xml\n{"name": "write_file", "arguments": {"path": "a.py"}}\n```',  # not an offered tool
+    ],
+)
+def test_a_mislabelled_fence_that_is_shown_stays_content(text: str) -> None:
+    assert _calls(text) == []
+
+
+# -- an end-of-turn token a server did not strip
+
+
+@pytest.mark.parametrize("token", ["</s>", "<|eot_id|>", "<|im_end|>", "<|eom_id|><|start_header_id|>assistant<|end_header_id|>\n\nDone."])
+def test_a_call_on_its_own_line_before_an_end_of_turn_token(token: str) -> None:
+    text = 'Let me look.\n[{"name": "read_file", "arguments": {"path": "a.py"}}]' + token
+    assert _calls(text) == [("read_file", {"path": "a.py"})]
+    assert_every_cut_matches(text, TOOLS, 7)
+
+
+def test_other_markup_after_a_call_on_its_own_line_still_makes_it_a_sample() -> None:
+    text = 'Let me look.\n{"name": "read_file", "arguments": {"path": "a.py"}}<br> and so on'
+    assert _calls(text) == []
+
+
+# -- several calls in one fence
+
+
+@pytest.mark.parametrize("between", ["\n", ";", "; ", ",\n", "\n\n"])
+def test_every_call_object_in_one_fence_is_read(between: str) -> None:
+    first = '{"name": "read_file", "arguments": {"path": "a.py"}}'
+    second = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    text = f"I'll do both.\n```json\n{first}{between}{second}\n```"
+    assert _calls(text) == [("read_file", {"path": "a.py"}), ("get_weather", {"city": "Paris"})]
+    assert_every_cut_matches(text, TOOLS, 9)
+
+
+def test_a_fence_whose_second_value_is_not_a_call_keeps_the_first() -> None:
+    text = '```json\n{"name": "read_file", "arguments": {"path": "a.py"}}\n{"note": "x"}\n```'
+    assert _calls(text) == [("read_file", {"path": "a.py"})]
