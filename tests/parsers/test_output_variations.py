@@ -125,3 +125,66 @@ def test_every_call_object_in_one_fence_is_read(between: str) -> None:
 def test_a_fence_whose_second_value_is_not_a_call_keeps_the_first() -> None:
     text = '```json\n{"name": "read_file", "arguments": {"path": "a.py"}}\n{"note": "x"}\n```'
     assert _calls(text) == [("read_file", {"path": "a.py"})]
+
+
+# -- braces written doubled: a template escaping them for str.format shows the call so (Qwen2.5's GGUF)
+
+DOUBLED = [
+    ('{{"name": "get_weather", "arguments": {"city": "Paris"}}}', [("get_weather", {"city": "Paris"})]),  # qwen2.5-coder-1.5b, recorded
+    ('{{"name": "get_weather", "arguments": {{"city": "Paris"}}}}', [("get_weather", {"city": "Paris"})]),  # every brace doubled
+    ('Checking.\n{{"name": "get_weather", "arguments": {"city": "Paris"}}}\n{{"name": "get_weather", "arguments": {"city": "Rome"}}}',
+     [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})]),
+    ('<tool_call>\n{{"name": "get_weather", "arguments": {"city": "Paris"}}}\n</tool_call>', [("get_weather", {"city": "Paris"})]),
+    ('<tool_call>\n{{"name": "get_weather", "arguments": {{"city": "Paris"}}}}\n</tool_call>', [("get_weather", {"city": "Paris"})]),
+]
+
+
+@pytest.mark.parametrize("text, expected", DOUBLED)
+def test_a_call_written_with_doubled_braces(text: str, expected: list[tuple]) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == expected
+    assert all("doubled" in " ".join(c.repairs) for c in parsed.tool_calls)
+    assert "{" not in parsed.content
+    assert_every_cut_matches(text, TOOLS, 9)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'A Jinja sample: {{"name": "get_weather", "arguments": {"city": "Paris"}}} renders the call.',  # inside a sentence
+        '{{"name": "get_weather", "arguments": {"city": "Paris"}}',  # the closer not doubled: a template, not a call
+        '{{ "name" }} and {{ city }}',  # template placeholders
+    ],
+)
+def test_doubled_braces_that_are_not_a_call(text: str) -> None:
+    assert _calls(text) == []
+
+
+# -- prose after Llama's python-style calls when no end-of-turn token ends them
+
+CALC = Tool("calculate", parameters={"type": "object", "properties": {"expression": {"type": "string"}}})
+
+
+def test_python_tag_calls_end_at_a_blank_line_before_prose() -> None:
+    text = '<|python_tag|>calculate(expression="2 + 2")\ncalculate(expression="3")\n\nLet me know if you need more.'
+    parsed = parse_response(text, tools=[CALC])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("calculate", {"expression": "2 + 2"}), ("calculate", {"expression": "3"})]
+    assert parsed.content == "Let me know if you need more."
+    assert_every_cut_matches(text, [CALC], 9)
+
+
+def test_python_tag_code_with_a_blank_line_is_not_a_call_of_an_unoffered_name() -> None:
+    assert _calls('<|python_tag|>helper(x=1)\n\nprint(helper)', [CALC]) == []
+
+
+def test_an_openai_call_item_after_a_preamble() -> None:
+    text = 'Sure.\n\n{"type": "function", "function": {"name": "read_file", "arguments": "{\\"path\\": \\"a.py\\"}"}}'
+    assert _calls(text) == [("read_file", {"path": "a.py"})]
+
+
+def test_an_echoed_definition_cut_off_is_not_reported_as_a_broken_call() -> None:
+    """A small model echoing its prompt: the tool's definition, cut off by the token limit."""
+    text = 'You can call these tools:\n\n<tools>\n{"type": "function", "function": {"name": "read_file", "description": "Read a file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}, "arguments": {"path": "README.md"}}\n</tools>\n\nTo call a tool'
+    parsed = parse_response(text, tools=TOOLS)
+    assert parsed.tool_calls == []
+    assert parsed.diagnostics == []

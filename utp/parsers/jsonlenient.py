@@ -34,6 +34,7 @@ TRAILING_GARBAGE = "ignored text after the JSON value"
 MISSING_COMMA = "inserted missing comma"
 DOUBLE_ENCODED = "decoded double-encoded JSON string"
 LIST_WRAPPED = "unwrapped single-object list"
+DOUBLED_BRACES = "undid braces written doubled ({{ ... }})"
 CONTROL_CHARS = "escaped control characters in strings"
 LOOSE_NUMBER = "normalised number literal"
 #: more digits than Python converts to a number: kept as its text, which validation reports

@@ -28,6 +28,7 @@ from utp.parsers.jsonlenient import (  # noqa: F401  (re-exported)
     CONTROL_CHARS,
     CUT_MID_VALUE,
     DOUBLE_ENCODED,
+    DOUBLED_BRACES,
     ESCAPED_QUOTES,
     INNER_QUOTES,
     KEY_EQUALS,
@@ -249,6 +250,8 @@ def loads_lenient(text: str) -> tuple[Any, list[str]]:
 
 
 def _loads_repaired(text: str, allow_trailing: bool) -> tuple[Any, list[str]]:
+    if "{{" in text and (undone := _undoubled(text)) is not None:
+        return undone, [DOUBLED_BRACES]
     reader = _LenientReader(text)
     try:
         value = reader.read_document(allow_trailing)
@@ -257,6 +260,29 @@ def _loads_repaired(text: str, allow_trailing: bool) -> tuple[Any, list[str]]:
     if CLOSED_TRUNCATED in reader.repairs and not reader.cut_between_items and text.rstrip(_WS).endswith(_OPEN_ENDS):
         reader.note(CUT_MID_VALUE)
     return value, reader.repairs
+
+
+def _undoubled(text: str) -> dict[str, Any] | None:
+    """An object written with its braces doubled, read with them undone; None when that is not it.
+
+    A template that escapes braces for ``str.format`` shows the model its call
+    format as ``{{"name": <function-name>, "arguments": <args-json-object>}}``
+    (Qwen2.5's GGUF template does), and models copy it: the outer pair doubled
+    (``{{"name": "f", "arguments": {"a": 1}}}``), or every brace. No valid JSON
+    holds ``{{`` outside a string, so this is tried only on text that failed to
+    decode: the outer pair undone, then every pair.
+    """
+    stripped = text.strip(_WS)
+    candidates = [stripped[1:-1]] if stripped.startswith("{{") and stripped.endswith("}}") else []
+    candidates.append(stripped.replace("{{", "{").replace("}}", "}"))
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
 
 
 def parse_arguments(value: Any) -> tuple[dict[str, Any], list[str]]:

@@ -175,7 +175,7 @@ def edit_distance(a: str, b: str, limit: int) -> int:
     return min(prev[len(b)], big)
 
 
-def names_offered_tool_at(text: str, pos: int, ctx: ParseContext) -> bool:
+def names_offered_tool_at(text: str, pos: int, ctx: ParseContext, nested: bool = False) -> bool:
     """Does the JSON call starting at ``pos`` name one of the offered tools (looking at most 200 characters on)?
 
     Decides whether ``{"name": "f"}`` with no argument key is a call: only
@@ -187,8 +187,10 @@ def names_offered_tool_at(text: str, pos: int, ctx: ParseContext) -> bool:
     match = _NAME_VALUE.search(text, pos, pos + 200)
     while match is not None and match.group(1) in _NAME_KEY_WORDS:
         # a value that is itself a key word matched first (``"type": "function", "name": "f"`` reads
-        # ``function`` as a key, ``name`` as its value): read that value as the key it is, if a name follows it
-        match = _NAME_VALUE.match(text, match.start(1) - 1, pos + 200)
+        # ``function`` as a key, ``name`` as its value): read that value as the key it is, if a name
+        # follows it; ``nested``, also a name further in (``"function": {"name": "f"}``)
+        again = _NAME_VALUE.search if nested else _NAME_VALUE.match
+        match = again(text, match.start(1) - 1, pos + 200)
     return match is not None and resolve_name(match.group(1), ctx).known
 
 

@@ -38,11 +38,12 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
+from utp.parsers.callends import END_OF_TURN, past_orphan_closer
 from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, FLAT_BESIDE, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value, definition_shaped_call, skip_ws, unparseable
 from utp.parsers.taggedjson import salvage_list
 from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, declares_all, read_json_at
 from utp.parsers.jsonlenient import PYTHON_LITERALS, SINGLE_QUOTES
-from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
+from utp.parsers.jsonrepair import DOUBLED_BRACES, UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
 from utp.parsers.names import names_offered_tool_at, resolve_name
 from utp.parsers.reasoning import REASONING_CLOSERS, call_list_starts
 from utp.parsers.triggerscan import trie_pattern
@@ -102,7 +103,8 @@ class JsonFamily(CallFamily):
     #: what ``_placement`` requires first (a call key opens the object), as scan lookaheads
     #: (the object's head keeps its first-character class in front: a flood of ``{`` fails each
     #: position on that one class, see ``triggerscan.heads_guard``)
-    declared_triggers = static_triggers(("{", "["), {"{": _KEY_HEAD_FIRST + f"(?:{_KEY_HEAD_REST}|{_PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD})
+    #: (and ``{{`` before a key: a template's escaped braces copied, see ``_read``)
+    declared_triggers = static_triggers(("{", "["), {"{": _KEY_HEAD_FIRST[:-2] + r"{])\{?+" + f"(?:{_KEY_HEAD_REST}|{_PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD})
 
     def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
         """Also ``{"NAME"`` for each offered tool: an answer that is ``{"get_weather": {...}}``, the tool's name as the key."""
@@ -114,7 +116,16 @@ class JsonFamily(CallFamily):
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger not in _OWN:
             return self._name_keyed(text, pos, trigger)
-        placement = self._placement(text, pos, ctx)
+        if text.startswith("{{", pos):
+            return self._read(text, pos + 1, ctx, pos)
+        return self._read(text, pos, ctx, pos)
+
+    def _read(self, text: str, pos: int, ctx: ParseContext, lead: int) -> Extraction | None:
+        """The call JSON at ``pos``, placed where it is written from ``lead``: one brace before ``pos``
+        when the braces are doubled (``{{"name": …}}}``, as Qwen2.5's GGUF template shows the call format
+        escaped for ``str.format``; models copy it), the value's own closer then doubled too."""
+        doubled = lead < pos
+        placement = self._placement(text, pos, ctx, lead)
         if placement is None:
             return None
         lenient_end = len(text)
@@ -141,6 +152,10 @@ class JsonFamily(CallFamily):
                     stop = len(text) if stop < 0 else stop
                 return Extraction(stop, [], [unparseable(self.name, f"call-shaped JSON that cannot be read: {exc}", text[pos:stop], pos)])
             return None
+        if doubled:  # the object's own closer is doubled too
+            if not text.startswith("}", end):
+                return None
+            end, repairs = end + 1, [*repairs, DOUBLED_BRACES] if DOUBLED_BRACES not in repairs else repairs
         known = names_offered_tool_at(text, pos, ctx)
         if placement.startswith("plan"):
             found = _plan_calls(value, self.name, text[pos:end], repairs, ctx)
@@ -160,8 +175,8 @@ class JsonFamily(CallFamily):
         if found is None:
             return None
         calls, diagnostics = found
-        end = _past_orphan_closer(text, self._more_calls(text, end, calls, diagnostics, ctx))
-        turn_end = _END_OF_TURN.match(text, skip_ws(text, end))
+        end = past_orphan_closer(text, self._more_calls(text, end, calls, diagnostics, ctx))
+        turn_end = END_OF_TURN.match(text, skip_ws(text, end))
         if turn_end is not None:
             end = turn_end.end()  # the answer ends with the call, whatever follows the token
         elif placement == "after_lead_in" and text[end:].strip():
@@ -195,16 +210,16 @@ class JsonFamily(CallFamily):
 
     # -- placement: is this where a response's call would be?
 
-    def _placement(self, text: str, pos: int, ctx: ParseContext) -> str | None:
-        """Where the JSON stands: "start", "after_lead_in", "own_line" or "inline" (then only offered
-        tools' calls), prefixed "plan_" for a plan object; None where it cannot be a call."""
+    def _placement(self, text: str, pos: int, ctx: ParseContext, at: int) -> str | None:
+        """Where the JSON at ``pos``, written from ``at``, stands: "start", "after_lead_in", "own_line" or
+        "inline" (then only offered tools' calls), prefixed "plan_" for a plan object; None where it cannot be a call."""
         shape = (_OBJECT_START if text[pos] == "{" else _LIST_START).match(text, pos)
         if shape is None or not _call_key(text, shape):
             if text[pos] == "{" and ctx.has_tools and _PLAN_START.match(text, pos + 1):
                 where = self._position(text, pos, ctx, plan=True)
                 return None if where is None else "plan_" + where
             return None
-        return self._position(text, pos, ctx)
+        return self._position(text, at, ctx)
 
     def _position(self, text: str, pos: int, ctx: ParseContext, plan: bool = False) -> str | None:
         before = text[max(0, pos - _LOOKBACK) : pos]
@@ -213,7 +228,7 @@ class JsonFamily(CallFamily):
         line_start = before.rfind("\n")
         line = before[line_start + 1 :]
         if _MARKER_LINE.match(line):
-            return "own_line" if ctx.has_tools and (plan or names_offered_tool_at(text, pos, ctx)) else None
+            return "own_line" if ctx.has_tools and (plan or names_offered_tool_at(text, pos, ctx, nested=True)) else None
         if line.rstrip(" \t").endswith(":") and not _JSON_PUNCTUATION.search(line):
             return "after_lead_in"  # "Here is the call: {...}" on one line of prose (must end the response)
         if line_start < 0 or before[line_start + 1 :].strip():
@@ -225,13 +240,13 @@ class JsonFamily(CallFamily):
             # to a word (``items[...]``, ``f{...}``: code), and only after a word of prose
             if line.count("`") % 2 or _JSON_PUNCTUATION.search(line) or _WORD_END.search(line) or not _PROSE_WORD.search(line):
                 return None
-            return "inline" if plan or names_offered_tool_at(text, pos, ctx) else None
+            return "inline" if plan or names_offered_tool_at(text, pos, ctx, nested=True) else None
         prose = before[:line_start].rstrip()
         if prose[prose.rfind("\n") + 1 :].lstrip().startswith("```"):
             return None  # inside a code fence: the fenced family decides
         if prose.endswith(":"):
             return "after_lead_in"
-        if ctx.has_tools and (plan or names_offered_tool_at(text, pos, ctx)):
+        if ctx.has_tools and (plan or names_offered_tool_at(text, pos, ctx, nested=True)):
             return "own_line"
         return None
 
@@ -269,6 +284,8 @@ class JsonFamily(CallFamily):
         """Final once the shape rules it out, it is inline prose, or the JSON value is complete."""
         if trigger not in _OWN:  # a name-keyed answer is decided by its end: hold it
             return pos not in call_list_starts(text)
+        if text.startswith("{{", pos):  # braces doubled: decided as the object inside them is
+            pos += 1
         shape = (_OBJECT_START if text[pos] == "{" else _LIST_START).match(text, pos)
         if shape is None:
             return _GROWABLE[text[pos]].fullmatch(text, pos + 1) is None
@@ -288,27 +305,6 @@ class JsonFamily(CallFamily):
     def render(self, calls: Sequence[ToolCall]) -> str:
         items = [{"name": c.name, "arguments": c.arguments} for c in calls]
         return json.dumps(items[0] if len(items) == 1 else items, ensure_ascii=False)
-
-
-#: closing tags a model writes after a bare call it never opened (``{...}</tool_call>``, seen from
-#: Hermes 4 and Qwen when the template's opening token was swallowed): part of the call's markup
-_ORPHAN_CLOSERS = ("</tool_call>", "</tool_calls>", "</function_call>", "</function_calls>", "</tool_use>", "</toolcall>")
-_ORPHAN_CLOSER = re.compile("|".join(re.escape(c) for c in _ORPHAN_CLOSERS))
-#: end-of-turn tokens a server left in the text: the answer ends there (what follows is another turn)
-_END_OF_TURN_TOKENS = ("</s>", "<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end|>", "<|endoftext|>", "<end_of_turn>")
-_END_OF_TURN = re.compile("|".join(re.escape(c) for c in _END_OF_TURN_TOKENS))
-_ORPHAN_PREFIXES = frozenset(c[:k] for c in (*_ORPHAN_CLOSERS, *_END_OF_TURN_TOKENS) for k in range(1, len(c)))
-
-
-def _past_orphan_closer(text: str, end: int) -> int:
-    """``end``, or past a closing tag (after blanks) that closes nothing; the text's end while one may be arriving."""
-    after = skip_ws(text, end)
-    closer = _ORPHAN_CLOSER.match(text, after)
-    if closer is not None:
-        return closer.end()
-    if text[after:] in _ORPHAN_PREFIXES:
-        return len(text)  # streaming: "</tool" may be the start of one
-    return end
 
 
 def _call_key(text: str, shape: re.Match[str]) -> bool:

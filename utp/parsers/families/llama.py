@@ -12,7 +12,8 @@ nothing is evaluated. ``<|python_tag|>`` followed by ordinary code is the
 code-interpreter mode: a call of ``code_interpreter(code=...)`` only when that
 tool is offered; otherwise, like JSON that is not a call (a final answer or a
 hallucinated tool result), it is not a call and stays content.
-Stray ``<|eom_id|>``/``<|eot_id|>`` end-of-turn tokens are removed.
+Stray ``<|eom_id|>``/``<|eot_id|>`` end-of-turn tokens are removed. Without
+one, python-style calls may end at a blank line, prose following them.
 """
 
 from __future__ import annotations
@@ -84,6 +85,9 @@ class LlamaFamily(CallFamily):
             call, diagnostics = build_call(builtin[0], builtin[1], self.name, text[pos:end])
             return Extraction(end, [call] if call else [], diagnostics)
         python = self._python_calls(text, pos, end, code, ctx)
+        if python is None and trailer == "" and (blank := code.find("\n\n")) > 0:
+            # no end-of-turn token: the calls may end at a blank line, prose after them
+            python = self._python_calls(text, pos, start + blank, code[:blank], ctx)
         if python is not None:
             return python
         if ctx.tool(CODE_TOOL) is not None:
