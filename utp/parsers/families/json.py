@@ -74,6 +74,9 @@ _KEY_HEAD = (
 _KEY_HEAD_FIRST = r"(?=[\s\\\"'A-Za-z_])"
 assert _KEY_HEAD.startswith(_KEY_HEAD_FIRST)
 _KEY_HEAD_REST = _KEY_HEAD[len(_KEY_HEAD_FIRST) :]
+#: an object opened with its braces doubled, and the call key after its quote (a scan lookahead)
+DOUBLED_OPENER = '{{"'
+_DOUBLED_KEY = "(?i:" + trie_pattern({key: "" for key in _CALL_KEYS | _QUOTED_ONLY_KEYS}).pattern + ')"'  # type: ignore[union-attr]
 #: an object whose one key holds a list of objects (a plan of calls), as a scan lookahead and a pattern
 _PLAN_HEAD = r"""\s*+"[A-Za-z_][\w\-]{0,40}+"\s*+:\s*+\[\s*+\{"""
 _PLAN_START = re.compile(_PLAN_HEAD)
@@ -103,8 +106,11 @@ class JsonFamily(CallFamily):
     #: what ``_placement`` requires first (a call key opens the object), as scan lookaheads
     #: (the object's head keeps its first-character class in front: a flood of ``{`` fails each
     #: position on that one class, see ``triggerscan.heads_guard``)
-    #: (and ``{{`` before a key: a template's escaped braces copied, see ``_read``)
-    declared_triggers = static_triggers(("{", "["), {"{": _KEY_HEAD_FIRST[:-2] + r"{])\{?+" + f"(?:{_KEY_HEAD_REST}|{_PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD})
+    #: (and ``{{"`` before a call key: a template's escaped braces copied, see ``_read``)
+    declared_triggers = static_triggers(
+        ("{", "[", DOUBLED_OPENER),
+        {"{": _KEY_HEAD_FIRST + f"(?:{_KEY_HEAD_REST}|{_PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD, DOUBLED_OPENER: _DOUBLED_KEY},
+    )
 
     def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
         """Also ``{"NAME"`` for each offered tool: an answer that is ``{"get_weather": {...}}``, the tool's name as the key."""
@@ -116,7 +122,7 @@ class JsonFamily(CallFamily):
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger not in _OWN:
             return self._name_keyed(text, pos, trigger)
-        if text.startswith("{{", pos):
+        if trigger == DOUBLED_OPENER:
             return self._read(text, pos + 1, ctx, pos)
         return self._read(text, pos, ctx, pos)
 
@@ -284,7 +290,7 @@ class JsonFamily(CallFamily):
         """Final once the shape rules it out, it is inline prose, or the JSON value is complete."""
         if trigger not in _OWN:  # a name-keyed answer is decided by its end: hold it
             return pos not in call_list_starts(text)
-        if text.startswith("{{", pos):  # braces doubled: decided as the object inside them is
+        if trigger == DOUBLED_OPENER:  # braces doubled: decided as the object inside them is
             pos += 1
         shape = (_OBJECT_START if text[pos] == "{" else _LIST_START).match(text, pos)
         if shape is None:
