@@ -134,6 +134,7 @@ DOUBLED = [
     ('{{"name": "get_weather", "arguments": {{"city": "Paris"}}}}', [("get_weather", {"city": "Paris"})]),  # every brace doubled
     ('Checking.\n{{"name": "get_weather", "arguments": {"city": "Paris"}}}\n{{"name": "get_weather", "arguments": {"city": "Rome"}}}',
      [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})]),
+    ('{{"name": "get_weather", "arguments": {"city": "Paris"}}', [("get_weather", {"city": "Paris"})]),  # the closer left single, recorded too
     ('<tool_call>\n{{"name": "get_weather", "arguments": {"city": "Paris"}}}\n</tool_call>', [("get_weather", {"city": "Paris"})]),
     ('<tool_call>\n{{"name": "get_weather", "arguments": {{"city": "Paris"}}}}\n</tool_call>', [("get_weather", {"city": "Paris"})]),
 ]
@@ -152,7 +153,6 @@ def test_a_call_written_with_doubled_braces(text: str, expected: list[tuple]) ->
     "text",
     [
         'A Jinja sample: {{"name": "get_weather", "arguments": {"city": "Paris"}}} renders the call.',  # inside a sentence
-        '{{"name": "get_weather", "arguments": {"city": "Paris"}}',  # the closer not doubled: a template, not a call
         '{{ "name" }} and {{ city }}',  # template placeholders
     ],
 )
@@ -188,3 +188,40 @@ def test_an_echoed_definition_cut_off_is_not_reported_as_a_broken_call() -> None
     parsed = parse_response(text, tools=TOOLS)
     assert parsed.tool_calls == []
     assert parsed.diagnostics == []
+
+
+# -- a python-style call list whose "]" the model never wrote
+
+WRITE = Tool("write_file", parameters={"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}})
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('[write_file(path="a.txt", content="hi")', [("write_file", {"path": "a.txt", "content": "hi"})]),  # qwen2.5-coder-0.5b, recorded
+        ('[write_file(path="a", content="1"), write_file(path="b", content="2")\n', [("write_file", {"path": "a", "content": "1"}), ("write_file", {"path": "b", "content": "2"})]),
+    ],
+)
+def test_a_call_list_missing_its_closer_after_a_whole_call(text: str, expected: list[tuple]) -> None:
+    parsed = parse_response(text, tools=[WRITE])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == expected
+    assert_every_cut_matches(text, [WRITE], 7)
+
+
+@pytest.mark.parametrize("text", ['[write_file(path="a", content="hi', '[write_file(path="a", content="x)', '[write_file(path="a", content="1"), write_file(path="b"'])
+def test_a_call_list_the_output_stopped_inside_a_call_is_reported(text: str) -> None:
+    parsed = parse_response(text, tools=[WRITE])
+    assert parsed.tool_calls == []
+    assert [d.kind.value for d in parsed.diagnostics] == ["truncated"]
+
+
+def test_a_call_list_missing_its_closer_at_the_length_limit_is_not_run() -> None:
+    response = {"message": {"role": "assistant", "content": '[write_file(path="a", content="hi")'}, "done_reason": "length"}
+    parsed = parse_response(response, tools=[WRITE])
+    assert parsed.tool_calls == []
+    assert any(d.kind.value == "truncated" for d in parsed.diagnostics)
+
+
+def test_a_tagged_call_whose_opening_brace_alone_is_doubled() -> None:
+    text = '<tool_call>\n{{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    assert _calls(text) == [("get_weather", {"city": "Paris"})]

@@ -268,12 +268,12 @@ def _undoubled(text: str) -> dict[str, Any] | None:
     A template that escapes braces for ``str.format`` shows the model its call
     format as ``{{"name": <function-name>, "arguments": <args-json-object>}}``
     (Qwen2.5's GGUF template does), and models copy it: the outer pair doubled
-    (``{{"name": "f", "arguments": {"a": 1}}}``), or every brace. No valid JSON
+    (``{{"name": "f", "arguments": {"a": 1}}}``), only its opener, or every brace. No valid JSON
     holds ``{{`` outside a string, so this is tried only on text that failed to
-    decode: the outer pair undone, then every pair.
+    decode: the outer pair undone, then the opener alone, then every pair.
     """
     stripped = text.strip(_WS)
-    candidates = [stripped[1:-1]] if stripped.startswith("{{") and stripped.endswith("}}") else []
+    candidates = [stripped[1:-1], stripped[1:]] if stripped.startswith("{{") else []  # the outer pair, or only its opener
     candidates.append(stripped.replace("{{", "{").replace("}}", "}"))
     for candidate in candidates:
         try:

@@ -74,9 +74,11 @@ _KEY_HEAD = (
 _KEY_HEAD_FIRST = r"(?=[\s\\\"'A-Za-z_])"
 assert _KEY_HEAD.startswith(_KEY_HEAD_FIRST)
 _KEY_HEAD_REST = _KEY_HEAD[len(_KEY_HEAD_FIRST) :]
-#: an object opened with its braces doubled, and the call key after its quote (a scan lookahead)
-DOUBLED_OPENER = '{{"'
-_DOUBLED_KEY = "(?i:" + trie_pattern({key: "" for key in _CALL_KEYS | _QUOTED_ONLY_KEYS}).pattern + ')"'  # type: ignore[union-attr]
+#: an object opened with its braces doubled as the template that teaches it shows the call format
+#: (``{{"name": <function-name>, …}}``), and the name's value after it (a scan lookahead)
+DOUBLED_OPENER = '{{"name"'
+_DOUBLED_KEY = r'\s*+:\s*+"'
+_DOUBLED_NAME = re.compile(_DOUBLED_KEY)
 #: an object whose one key holds a list of objects (a plan of calls), as a scan lookahead and a pattern
 _PLAN_HEAD = r"""\s*+"[A-Za-z_][\w\-]{0,40}+"\s*+:\s*+\[\s*+\{"""
 _PLAN_START = re.compile(_PLAN_HEAD)
@@ -122,8 +124,8 @@ class JsonFamily(CallFamily):
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger not in _OWN:
             return self._name_keyed(text, pos, trigger)
-        if trigger == DOUBLED_OPENER:
-            return self._read(text, pos + 1, ctx, pos)
+        if trigger == DOUBLED_OPENER:  # the head, as a literal scan calls here without it
+            return self._read(text, pos + 1, ctx, pos) if _DOUBLED_NAME.match(text, pos + len(trigger)) else None
         return self._read(text, pos, ctx, pos)
 
     def _read(self, text: str, pos: int, ctx: ParseContext, lead: int) -> Extraction | None:
@@ -158,10 +160,8 @@ class JsonFamily(CallFamily):
                     stop = len(text) if stop < 0 else stop
                 return Extraction(stop, [], [unparseable(self.name, f"call-shaped JSON that cannot be read: {exc}", text[pos:stop], pos)])
             return None
-        if doubled:  # the object's own closer is doubled too
-            if not text.startswith("}", end):
-                return None
-            end, repairs = end + 1, [*repairs, DOUBLED_BRACES] if DOUBLED_BRACES not in repairs else repairs
+        if doubled:  # the object's closer doubled too, or left single (qwen2.5-coder-1.5b writes both)
+            end, repairs = end + text.startswith("}", end), [*repairs, DOUBLED_BRACES] if DOUBLED_BRACES not in repairs else repairs
         known = names_offered_tool_at(text, pos, ctx)
         if placement.startswith("plan"):
             found = _plan_calls(value, self.name, text[pos:end], repairs, ctx)

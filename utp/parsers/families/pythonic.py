@@ -42,7 +42,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.taggedjson import extract_tagged_json
-from utp.parsers.familykit import clip, unreadable
+from utp.parsers.familykit import clip, ended_before, unreadable
 from utp.parsers.families.jamba import PAIRS as JAMBA_PAIRS
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall
 from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
@@ -198,6 +198,9 @@ class PythonicFamily(CallFamily):
             return None
         end = bracket_end(text, pos, MAX_SPAN)
         if end == -1:
+            closed = self._closed_at_end(text, pos, ctx, offered)
+            if closed is not None:
+                return closed
             return unreadable(self.name, text, pos, len(text), f"call list to {head.group(1)!r} is not closed", kind=DiagnosticKind.TRUNCATED)
         if end == -2:
             return unreadable(self.name, text, pos, pos + MAX_SPAN, f"call list longer than {MAX_SPAN} characters")
@@ -281,6 +284,21 @@ class PythonicFamily(CallFamily):
         if failures or len(raws) != 1 or not names_offered_tool(raws[0].name, ctx):
             return None
         return self._extraction(text, pos, close, raws, [*repairs, "prose after the call kept as content"], ctx)
+
+    def _closed_at_end(self, text: str, pos: int, ctx: ParseContext, offered: bool) -> Extraction | None:
+        """A call list whose last call closed where the output ended, its ``]`` never written: read with
+        the closer supplied, as any call the output stopped in after a whole value is (and withheld
+        when the server says the length limit stopped it: see ``ended_before``)."""
+        body = text[pos:].rstrip()
+        if not body.endswith(")") or len(body) >= MAX_SPAN:
+            return None
+        try:
+            raws, repairs, failures = read_calls(body + "]", lenient=(lambda name: names_offered_tool(name, ctx)) if offered else None)
+        except LiteralError:
+            return None
+        if failures or not raws or (ctx.has_tools and not all(names_offered_tool(raw.name, ctx) for raw in raws)):
+            return None
+        return self._extraction(text, pos, len(text), raws, [*repairs, ended_before("]")], ctx)
 
     def _extraction(
         self,
