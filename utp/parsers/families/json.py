@@ -65,7 +65,7 @@ _QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY, REQUEST_KEY})
 _KEY_HEAD = (
     r"(?=[\s\\\"'A-Za-z_])(?:(?=\s*+\\?+[\"']?+[A-Za-z_])\s*\\?[\"']?(?i:"
     + trie_pattern({key: "" for key in _CALL_KEYS}).pattern  # type: ignore[union-attr]
-    + r")(?![\w\-])"
+    + r")(?![\w\-])(?=\\?+[\"']?+\s*+(?:[:=,>(\"']|\Z))"  # a separator follows (or the text ends)
     + r"|\s*+\\?+[\"'](?i:"
     + trie_pattern({key: "" for key in _QUOTED_ONLY_KEYS}).pattern  # type: ignore[union-attr]
     + r")[\"'])"
