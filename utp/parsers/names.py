@@ -180,7 +180,9 @@ def names_offered_tool_at(text: str, pos: int, ctx: ParseContext, nested: bool =
 
     Decides whether ``{"name": "f"}`` with no argument key is a call: only
     when ``f`` was offered is a bare name certainly one (``{"name": "Paris"}``
-    is an answer).
+    is an answer). ``nested`` also looks inside ``"function": {"name": "f"}``,
+    for placing a call; reporting a call that cannot be read asks without it
+    (an echoed tool definition has the same shape).
     """
     if not ctx.has_tools:
         return False

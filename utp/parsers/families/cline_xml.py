@@ -27,8 +27,8 @@ as the element's text (``<search>capital of France</search>``: Search-R1-style
 agents offer such tools and read such tags). A tool called without arguments
 may be one self-closing element (``<get_location/>``). Anything else in the
 element (prose for a tool of several parameters, other markup) means the
-element is being shown, not used, and it stays content. An element the output ends inside is reported TRUNCATED,
-never run.
+element is being shown, not used, and it stays content. An element the output
+ends inside is reported TRUNCATED, never run.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ class JsonFamily(CallFamily):
     #: what ``_placement`` requires first (a call key opens the object), as scan lookaheads
     #: (the object's head keeps its first-character class in front: a flood of ``{`` fails each
     #: position on that one class, see ``triggerscan.heads_guard``)
-    #: (and ``{{"`` before a call key: a template's escaped braces copied, see ``_read``)
+    #: (and ``{{"name"``: a template's escaped braces copied, see ``_read``)
     declared_triggers = static_triggers(
         ("{", "[", DOUBLED_OPENER),
         {"{": _KEY_HEAD_FIRST + f"(?:{_KEY_HEAD_REST}|{_PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD, DOUBLED_OPENER: _DOUBLED_KEY},
@@ -131,7 +131,7 @@ class JsonFamily(CallFamily):
     def _read(self, text: str, pos: int, ctx: ParseContext, lead: int) -> Extraction | None:
         """The call JSON at ``pos``, placed where it is written from ``lead``: one brace before ``pos``
         when the braces are doubled (``{{"name": …}}}``, as Qwen2.5's GGUF template shows the call format
-        escaped for ``str.format``; models copy it), the value's own closer then doubled too."""
+        escaped for ``str.format``; models copy it), the value's own closer then doubled too or left single."""
         doubled = lead < pos
         placement = self._placement(text, pos, ctx, lead)
         if placement is None:
@@ -161,7 +161,9 @@ class JsonFamily(CallFamily):
                 return Extraction(stop, [], [unparseable(self.name, f"call-shaped JSON that cannot be read: {exc}", text[pos:stop], pos)])
             return None
         if doubled:  # the object's closer doubled too, or left single (qwen2.5-coder-1.5b writes both)
-            end, repairs = end + text.startswith("}", end), [*repairs, DOUBLED_BRACES] if DOUBLED_BRACES not in repairs else repairs
+            if text.startswith("}", end):
+                end += 1
+            repairs = [*repairs, DOUBLED_BRACES] if DOUBLED_BRACES not in repairs else repairs
         known = names_offered_tool_at(text, pos, ctx)
         if placement.startswith("plan"):
             found = _plan_calls(value, self.name, text[pos:end], repairs, ctx)
