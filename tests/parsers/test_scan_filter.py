@@ -150,6 +150,13 @@ def test_filtered_scan_equals_literal_scan_on_call_like_text(text: str, with_too
     _same_scan(text, CONTEXTS[with_tools])
 
 
+@pytest.mark.parametrize("text", ['{name<TOOLCALL>', '{{"name"<TOOLCALL>', '{"name"{"name"'])
+@pytest.mark.parametrize("with_tools", [False, True])
+def test_filtered_scan_equals_literal_scan_where_a_head_fails_after_a_call_key(text: str, with_tools: bool) -> None:
+    """A call key with no separator after it fails the object's head, and ``extract`` agrees."""
+    _same_scan(text, CONTEXTS[with_tools])
+
+
 @pytest.mark.parametrize("with_tools", [False, True])
 def test_filtered_scan_equals_literal_scan_on_corpus(with_tools: bool) -> None:
     records = load_annotated()

@@ -62,10 +62,15 @@ _QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY, REQUEST_KEY})
 #: because a flood of ``{`` must fail each position in a few regex steps
 #: (the keys as a trie: a flat alternation of some thirty keys, tried at every ``{`` followed by a
 #: letter, cost 200 ms for 1 MB of ``f{``)
+#: what follows a call key: its quote, then a separator (or the text ends: a stream)
+_AFTER_KEY = r"\\?+[\"']?+\s*+(?:[:=,>(\"']|\Z)"
+_SEPARATOR_AFTER_KEY = re.compile(_AFTER_KEY)
 _KEY_HEAD = (
     r"(?=[\s\\\"'A-Za-z_])(?:(?=\s*+\\?+[\"']?+[A-Za-z_])\s*\\?[\"']?(?i:"
     + trie_pattern({key: "" for key in _CALL_KEYS}).pattern  # type: ignore[union-attr]
-    + r")(?![\w\-])(?=\\?+[\"']?+\s*+(?:[:=,>(\"']|\Z))"  # a separator follows (or the text ends)
+    + r")(?![\w\-])(?="
+    + _AFTER_KEY
+    + ")"
     + r"|\s*+\\?+[\"'](?i:"
     + trie_pattern({key: "" for key in _QUOTED_ONLY_KEYS}).pattern  # type: ignore[union-attr]
     + r")[\"'])"
@@ -316,11 +321,11 @@ class JsonFamily(CallFamily):
 
 
 def _call_key(text: str, shape: re.Match[str]) -> bool:
-    """The object's first key is one a call opens with (an agent blob's only when quoted)."""
+    """The object's first key is one a call opens with (an agent blob's only when quoted), a separator after it."""
     key = shape.group(1).lower()
     if key in _QUOTED_ONLY_KEYS:
         return text[shape.start(1) - 1] in "\"'" and text[shape.end(1) : shape.end(1) + 1] in ("\"", "'")
-    return key in _CALL_KEYS
+    return key in _CALL_KEYS and _SEPARATOR_AFTER_KEY.match(text, shape.end(1)) is not None
 
 
 def _after_reasoning(before: str) -> bool:
