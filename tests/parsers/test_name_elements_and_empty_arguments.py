@@ -3,7 +3,7 @@
 
 ``<function><name>read_file</name><path>a.txt</path></function>`` (and the same
 in ``<tool_call>``) writes each argument as an element beside the name;
-``[TOOL_CALLS]f[ARGS]</s>`` calls a tool that takes none.
+``[TOOL_CALLS]f[ARGS]</s>`` (or with the ``</s>`` stripped) calls a tool that takes none.
 """
 
 from __future__ import annotations
@@ -54,9 +54,13 @@ def test_mistral_args_marker_with_nothing_after_it_before_the_end(text: str) -> 
     assert_stream_matches_under(text, TOOLS, 3)
 
 
-def test_mistral_args_marker_at_the_very_end_is_still_cut_off() -> None:
+def test_mistral_args_marker_at_the_very_end_is_a_call_unless_the_length_limit_stopped_it() -> None:
+    """A server that strips ``</s>`` leaves ``NAME[ARGS]`` at the end: the stop token was its closer."""
     parsed = parse_response("[TOOL_CALLS]list_tools[ARGS]", tools=TOOLS)
-    assert parsed.tool_calls == [] and parsed.diagnostics[0].kind.value == "truncated"
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("list_tools", {})]
+    assert_stream_matches_under("[TOOL_CALLS]list_tools[ARGS]", TOOLS, 3)
+    limited = parse_response({"message": {"content": "[TOOL_CALLS]list_tools[ARGS]"}, "done_reason": "length"}, tools=TOOLS)
+    assert limited.tool_calls == [] and limited.diagnostics[-1].kind.value == "truncated"
 
 
 LANGROID_TOOLS = [{"name": "code_tool", "parameters": {"type": "object", "properties": {"filepath": {"type": "string"}, "version": {"type": "integer"}, "code": {"type": "string"}}}}]

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.numbers import safe_repr
+from utp.parsers.callends import turn_end_at
 from utp.parsers.base import CallFamily, ParseContext
 from utp.parsers.finishing import check_names, merge_native_and_content
 from utp.parsers.native import parse_native_calls
@@ -94,6 +95,9 @@ class CompositeParser:
         start, prefilled = prefilled_reasoning(content)
         if prefilled.strip():
             thoughts.append(prefilled.strip())
+        answer_end = max(start, turn_end_at(content))
+        if answer_end < len(content):  # the template's end-of-turn tokens: no part of the answer
+            content = content[:answer_end]
         found = scan_text(content, self.scanner, self.ctx, start, reasoning=True, anchored=self.anchored)
         if found.diagnostics:
             diagnostics.extend(found.diagnostics)

@@ -49,6 +49,7 @@ from __future__ import annotations
 from typing import Any
 
 from utp.parsers.base import Extraction
+from utp.parsers.callends import turn_end_at, turn_end_held
 from utp.parsers.composite import CompositeParser
 from utp.parsers.finishing import duplicate_of_native
 from utp.parsers.scanloop import call_span_limit, unread_after_limit
@@ -71,7 +72,7 @@ class StreamParser(NativeChunkReader, SpanStepper):
         "_last_try", "_length", "_limit_at", "_next_closing", "_max_trigger", "_mode", "_native_items", "_native_keys", "_open_report",
         "_openai_calls", "_parser", "_pattern", "_pending", "_pos", "_prefix", "_prefixes", "_quiet", "_scanner",
         "_skip_leading", "_span_start", "_spans_left", "_span_trigger", "_starts", "_text", "_think_body", "_think_closer",
-        "_thinking_field", "_waiting", "_waiting_problems", "_waiting_reads", "_watch", "_whole",
+        "_thinking_field", "_turn_tail", "_waiting", "_waiting_problems", "_waiting_reads", "_watch", "_whole",
     )
 
     def __init__(self, tools: Any = None, format: str | list[str] = "auto", **options: Any) -> None:
@@ -91,6 +92,9 @@ class StreamParser(NativeChunkReader, SpanStepper):
         self._length = 0  # len(_text) + len of everything pending
         self._hold = ""  # text[_hold_pos:], the held-back suffix, when _hold_pos == _pos
         self._hold_pos = 0
+        #: a trailing run of end-of-turn tokens (and one still arriving), not yet in the buffer: it is
+        #: the answer's end if the output ends there, and text like any other if more follows
+        self._turn_tail = ""
         self._pos = 0  # text before this is decided
         self._floor = 0  # end of the last consumed span
         self._mode = "content"  # content | think | span
@@ -145,6 +149,10 @@ class StreamParser(NativeChunkReader, SpanStepper):
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         """Take one chunk (text, Ollama NDJSON object or OpenAI chunk); return what it settles."""
+        if type(chunk) is str and (self._turn_tail or "<" in chunk):
+            if self._closed:
+                raise RuntimeError("StreamParser.feed() after close()")
+            chunk = self._hold_turn_end(chunk)
         if type(chunk) is str and self._hold_pos == self._pos and not self._hold and self._quiet(chunk) is None:
             # prose with nothing held back and no trigger character: out as it is (the
             # commonest chunk by far, so this is _feed_prose and _out cut to what applies)
@@ -176,6 +184,18 @@ class StreamParser(NativeChunkReader, SpanStepper):
         self._advance(False, events)
         self._note_hold()
         return events
+
+    def _hold_turn_end(self, chunk: str) -> str:
+        """The part of the text so far that may be scanned now; a trailing run of end-of-turn tokens is held back.
+
+        One-shot parsing sets such a run aside (:func:`~utp.parsers.callends.turn_end_at`),
+        so the scan here must not see it until text follows it (then it is text like
+        any other) or the stream ends (then it was the template's, and is dropped).
+        """
+        piece = self._turn_tail + chunk if self._turn_tail else chunk
+        cut = turn_end_held(piece)
+        self._turn_tail = piece[cut:]
+        return piece[:cut] if cut < len(piece) else piece
 
     def _feed_prose(self, chunk: str) -> list[StreamEvent] | None:
         """Most chunks of prose: the same decision the scan would make, without joining or scanning the buffer.
@@ -332,6 +352,9 @@ class StreamParser(NativeChunkReader, SpanStepper):
         if self._closed:
             return []
         events: list[StreamEvent] = []
+        tail, self._turn_tail = self._turn_tail, ""
+        if tail and turn_end_at(tail):  # it ends with a token that never completed: text like any other
+            self._append(tail)
         self._advance(True, events)
         if self._limit_at >= 0 and (unread := unread_after_limit(call_span_limit(self._ctx), self._text, self._limit_at)) is not None:
             self._diagnostics.append(unread)
@@ -360,7 +383,7 @@ class StreamParser(NativeChunkReader, SpanStepper):
     @property
     def text(self) -> str:
         """All content text received so far (raw, before any parsing)."""
-        text = self._joined()
+        text = self._joined() + self._turn_tail
         return text[len(self._prefix) :] if self._prefix else text
 
     # ------------------------------------------------------------ output

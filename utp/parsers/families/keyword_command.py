@@ -27,6 +27,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family
 from utp.parsers.familykit import make_call, render_value
+from utp.parsers.reasoning import call_list_starts
 from utp.parsers.textscan import skip_space
 from utp.parsers.typedvalues import property_schema, schema_types, typed_value
 from utp.types import Tool, ToolCall
@@ -59,6 +60,8 @@ class KeywordCommandFamily(CallFamily):
         return tuple(Trigger(f"{name} ", start=Start.ANSWER, from_tool_names=True) for name in names)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if pos not in call_list_starts(text):
+            return None  # a stream watches for the names everywhere; only the answer's start is one
         calls: list[ToolCall] = []
         at = pos
         while True:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import build_call, skip_ws, unparseable
+from utp.parsers.familykit import ended_before
 from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.jsonrepair import decode_json_at
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -30,8 +31,9 @@ _NAMED = re.compile(r"\s*([A-Za-z_][\w.\-]{0,127})\s*(?:\[CALL_ID\]\s*([\w\-]{1,
 #: Possessive: each run is followed only by characters it cannot take (``[A-Z_]`` then ``]``, ``\s``
 #: or more ``[\w\-]``, which the last run reads the same), so giving back never helps and a long
 #: word costs one pass instead of a quadratic backtrack
-#: ``NAME[ARGS]`` with no arguments before the end-of-sequence token or the next call
-_NO_ARGUMENTS = r"\s*+([A-Za-z_][\w.\-]{0,127}+)\s*+(?:\[CALL_ID\]\s*+([\w\-]{1,64}+)\s*+)?\[ARGS\]\s*+(?=</s>|\[TOOL_CALLS\])"
+#: ``NAME[ARGS]`` with no arguments before the end-of-sequence token, the next call or the output's end
+#: (there the stop token was its closer: read as written, withheld when the length limit stopped it)
+_NO_ARGUMENTS = r"\s*+([A-Za-z_][\w.\-]{0,127}+)\s*+(?:\[CALL_ID\]\s*+([\w\-]{1,64}+)\s*+)?\[ARGS\]\s*+(?=</s>|\[TOOL_CALLS\]|(\Z))"
 _NO_ARGUMENTS_RE = re.compile(_NO_ARGUMENTS)
 _TRUNCATED = r"\s*+[\w.\-]*+(?:\[[A-Z_]*+\]?)?\s*+[\w\-]*+"
 _TRUNCATED_RE = re.compile(_TRUNCATED)
@@ -43,7 +45,7 @@ _HEAD = (
     r"\s*+(?:[\[{]"
     r"|[A-Za-z_][\w.\-]{0,127}+\s*+(?:\[CALL_ID\]\s*+[\w\-]{1,64}+\s*+)?(?:\[ARGS\])?\s*+\{"
     rf"|{_TRUNCATED}\Z"
-    r"|[A-Za-z_][\w.\-]{0,127}+\s*+(?:\[CALL_ID\]\s*+[\w\-]{1,64}+\s*+)?\[ARGS\]\s*+(?:</s>|\[TOOL_CALLS\]))"
+    r"|[A-Za-z_][\w.\-]{0,127}+\s*+(?:\[CALL_ID\]\s*+[\w\-]{1,64}+\s*+)?\[ARGS\]\s*+(?:</s>|\[TOOL_CALLS\]|\Z))"
 )
 
 
@@ -64,7 +66,8 @@ class MistralFamily(CallFamily):
                 return found
         named = _NAMED.match(text, body)
         if named is None and (bare := _NO_ARGUMENTS_RE.match(text, body)) is not None:
-            call, diagnostics = build_call(bare.group(1), {}, self.name, text[pos : bare.end()], ["no arguments after [ARGS]"], bare.group(2))
+            repairs = ["no arguments after [ARGS]", *([ended_before("{")] if bare.group(3) is not None else [])]
+            call, diagnostics = build_call(bare.group(1), {}, self.name, text[pos : bare.end()], repairs, bare.group(2))
             return Extraction(bare.end(), [call] if call else [], diagnostics)
         if named is None:
             if skip_ws(text, body) >= len(text) or _TRUNCATED_RE.fullmatch(text, body):

@@ -1,0 +1,121 @@
+"""End-of-turn tokens a server left at the end of an output are the template's, not the answer's.
+
+``add(x=1)<|im_end|>``, ``read_file path="a"</s>``: shapes that are a call only
+when they are the whole answer are read with the tokens set aside, one-shot and
+streamed alike, and the tokens are no part of the content. A token with text
+after it is text like any other.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from utp.parsers import parse_response
+from utp.parsers.callends import TURN_END_TOKENS, TURN_END_TOKENS_MAX, turn_end_at, turn_end_held
+from utp.types import Tool
+
+from .conftest import assert_every_cut_matches, assert_stream_matches_under
+
+ADD = Tool("add", parameters={"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}})
+READ_FILE = Tool("read_file", parameters={"type": "object", "properties": {"path": {"type": "string"}}})
+TOOLS = [ADD, READ_FILE]
+
+#: whole-answer shapes the parser reads as written; each must read the same with a token after it
+WHOLE_ANSWER_CALLS = {
+    "python call": ("add(x=1, y=2)", [("add", {"x": 1, "y": 2})]),
+    "python call with json": ('add({"x": 1, "y": 2})', [("add", {"x": 1, "y": 2})]),
+    "glued name and json": ('read_file{"path": "a.txt"}', [("read_file", {"path": "a.txt"})]),
+    "name and key=value": ('read_file path="a.txt"', [("read_file", {"path": "a.txt"})]),
+    "name line then json": ('read_file\n{"path": "a.txt"}', [("read_file", {"path": "a.txt"})]),
+    "python call list": ("[add(x=1), add(x=2)]", [("add", {"x": 1}), ("add", {"x": 2})]),
+}
+
+
+def _calls(text: str) -> list[tuple]:
+    return [(c.name, c.arguments) for c in parse_response(text, tools=TOOLS).tool_calls]
+
+
+@pytest.mark.parametrize("shape", sorted(WHOLE_ANSWER_CALLS))
+@pytest.mark.parametrize("token", ["<|im_end|>", "</s>", "<|eot_id|>", "<end_of_turn>", "<|end|>", "<|return|>", "\n<|im_end|>\n", "<|eot_id|></s>"])
+def test_a_whole_answer_call_reads_the_same_before_an_end_of_turn_token(shape: str, token: str) -> None:
+    text, expected = WHOLE_ANSWER_CALLS[shape]
+    assert _calls(text) == expected  # the plain form, for reference
+    parsed = parse_response(text + token, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == expected
+    assert parsed.content == ""
+    assert_stream_matches_under(text + token, TOOLS, 1)
+    assert_stream_matches_under(text + token, TOOLS, 4)
+
+
+def test_every_cut_of_a_call_and_its_token_streams_like_one_shot_parsing() -> None:
+    assert_every_cut_matches('read_file path="a.txt"\n<|im_end|>', TOOLS, 3)
+
+
+@pytest.mark.parametrize(
+    "text, content",
+    [
+        ("The answer is 4.<|im_end|>", "The answer is 4."),
+        ("The answer is 4.\n<|im_end|>\n", "The answer is 4.\n"),
+        ("Done.<|im_end|>Assistant: more", "Done.<|im_end|>Assistant: more"),  # text after it: not the end
+        ("<|im_end|>", ""),
+        ("x<|im_en", "x<|im_en"),  # never completed: no token
+    ],
+)
+def test_the_tokens_are_no_part_of_the_content(text: str, content: str) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert parsed.tool_calls == [] and parsed.content == content
+    assert_stream_matches_under(text, TOOLS, 1)
+    assert_stream_matches_under(text, TOOLS, 3)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use add(x=1, y=2) to add the numbers.<|im_end|>",
+        'You could run read_file path="a.txt" yourself.</s>',
+        "I would call add(x=1, y=2) here.<|eot_id|>",
+        "add(x=1, y=2)<|im_end|>\nThat is how you call it.",
+    ],
+)
+def test_prose_that_shows_a_call_is_not_one_before_a_token_either(text: str) -> None:
+    assert _calls(text) == []
+    assert_stream_matches_under(text, TOOLS, 2)
+
+
+def test_a_run_is_read_backwards_a_bounded_number_of_tokens() -> None:
+    """A flood of tokens costs a constant: only the last few are the turn's end."""
+    text = "add(x=1)" + "<|im_end|>" * (TURN_END_TOKENS_MAX + 3)
+    assert turn_end_at(text) == len(text) - TURN_END_TOKENS_MAX * len("<|im_end|>")
+    assert turn_end_at("add(x=1)" + " " * 100 + "</s>") == len("add(x=1)") + 100  # the blanks stay the answer's
+    assert turn_end_at("add(x=1)</s>" + " " * 100) == len("add(x=1)</s>") + 100  # too many blanks after: no run
+
+
+def test_a_stream_holds_back_a_token_still_arriving() -> None:
+    assert turn_end_held("add(x=1)<|im_") == len("add(x=1)")
+    assert turn_end_held("add(x=1)</s>\n<") == len("add(x=1)")
+    assert turn_end_held("add(x=1)") == len("add(x=1)")
+
+
+_PIECES = ["add(x=1)", 'read_file path="a"', "Hi.", " ", "\n", "<|im_end|>", "</s>", "<|im_", "<", "end|>", "<tool_call>", '{"name": "add", "arguments": {"x": 2}}', "</tool_call>", "<think>", "<|eot_id|>"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(st.sampled_from(_PIECES), max_size=14), size=st.integers(1, 9))
+def test_streaming_agrees_with_one_shot_parsing_around_tokens(pieces: list[str], size: int) -> None:
+    assert_stream_matches_under("".join(pieces), TOOLS, size)
+
+
+def test_a_command_line_glued_after_a_call_is_no_answer_start_in_a_stream_either() -> None:
+    """Found by the property above: a stream watches for offered names everywhere, and read the
+    command line after ``add(x=1)`` that one-shot parsing (rightly) leaves as text."""
+    text = 'add(x=1)read_file path="a"'
+    assert _calls(text) == []
+    assert_stream_matches_under(text, TOOLS, 1)
+    assert _calls('Tool call: read_file path="a"') == [("read_file", {"path": "a"})]
+
+
+def test_every_token_ends_with_a_closing_angle() -> None:
+    """The backwards read looks a token up by its last two characters, after a ``>``."""
+    assert all(token.startswith("<") and token.endswith(">") for token in TURN_END_TOKENS)
