@@ -27,13 +27,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.numbers import safe_repr
-from utp.parsers.callends import turn_end_at
 from utp.parsers.base import CallFamily, ParseContext
 from utp.parsers.finishing import check_names, merge_native_and_content
 from utp.parsers.native import parse_native_calls
 from utp.parsers.reasoning import join_around_spans, prefilled_reasoning, template_opener
 from utp.parsers.scanloop import _anchor, anchored_candidates, scan_text, withhold_call_cut_by_limit
 from utp.parsers.triggerscan import TriggerScanner, scanner_for
+from utp.parsers.turnframe import role_header_end, turn_end_at
 from utp.response import view_response
 from utp.types import Diagnostic, DiagnosticKind, ParsedResponse, ToolCall
 
@@ -88,6 +88,9 @@ class CompositeParser:
                 native, diagnostics = parse_native_calls(view.native_calls)
             else:
                 native, diagnostics = [], []
+        header_end = role_header_end(content)
+        if header_end:  # the template's role header: no part of the answer
+            content = content[header_end:]
         opener = template_opener(self.ctx.options)
         if opener:  # the template wrote it: the output is read as following it
             content = opener + content

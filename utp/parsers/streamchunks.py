@@ -52,7 +52,7 @@ class NativeChunkReader:
     def _read_message(self, message: Any, events: list[StreamEvent], openai: bool) -> None:
         content = get_field(message, "content")
         if isinstance(content, str):
-            self._append(self._hold_turn_end(content))
+            self._append(self._admit(content))
         thinking = get_field(message, "thinking") or get_field(message, "reasoning_content") or get_field(message, "reasoning")
         if isinstance(thinking, str) and thinking:
             self._thinking_field.append(thinking)

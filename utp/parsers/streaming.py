@@ -49,7 +49,7 @@ from __future__ import annotations
 from typing import Any
 
 from utp.parsers.base import Extraction
-from utp.parsers.callends import turn_end_at, turn_end_held
+from utp.parsers.turnframe import blanks_end, role_header_end, role_header_undecided, turn_end_at, turn_end_held
 from utp.parsers.composite import CompositeParser
 from utp.parsers.finishing import duplicate_of_native
 from utp.parsers.scanloop import call_span_limit, unread_after_limit
@@ -72,7 +72,7 @@ class StreamParser(NativeChunkReader, SpanStepper):
         "_last_try", "_length", "_limit_at", "_next_closing", "_max_trigger", "_mode", "_native_items", "_native_keys", "_open_report",
         "_openai_calls", "_parser", "_pattern", "_pending", "_pos", "_prefix", "_prefixes", "_quiet", "_scanner",
         "_skip_leading", "_span_start", "_spans_left", "_span_trigger", "_starts", "_text", "_think_body", "_think_closer",
-        "_thinking_field", "_turn_tail", "_waiting", "_waiting_problems", "_waiting_reads", "_watch", "_whole",
+        "_thinking_field", "_framing", "_head", "_head_blanks", "_turn_tail", "_waiting", "_waiting_problems", "_waiting_reads", "_watch", "_whole",
     )
 
     def __init__(self, tools: Any = None, format: str | list[str] = "auto", **options: Any) -> None:
@@ -95,6 +95,11 @@ class StreamParser(NativeChunkReader, SpanStepper):
         #: a trailing run of end-of-turn tokens (and one still arriving), not yet in the buffer: it is
         #: the answer's end if the output ends there, and text like any other if more follows
         self._turn_tail = ""
+        #: the output's start while it may still be a role header (None: decided), then whether the
+        #: blanks after a header are still being dropped
+        self._head: str | None = ""
+        self._head_blanks = False
+        self._framing = True  # one of the three above is in play: chunks go through _admit
         self._pos = 0  # text before this is decided
         self._floor = 0  # end of the last consumed span
         self._mode = "content"  # content | think | span
@@ -149,10 +154,10 @@ class StreamParser(NativeChunkReader, SpanStepper):
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         """Take one chunk (text, Ollama NDJSON object or OpenAI chunk); return what it settles."""
-        if type(chunk) is str and (self._turn_tail or "<" in chunk):
+        if type(chunk) is str and (self._framing or "<" in chunk):
             if self._closed:
                 raise RuntimeError("StreamParser.feed() after close()")
-            chunk = self._hold_turn_end(chunk)
+            chunk = self._admit(chunk)
         if type(chunk) is str and self._hold_pos == self._pos and not self._hold and self._quiet(chunk) is None:
             # prose with nothing held back and no trigger character: out as it is (the
             # commonest chunk by far, so this is _feed_prose and _out cut to what applies)
@@ -185,16 +190,32 @@ class StreamParser(NativeChunkReader, SpanStepper):
         self._note_hold()
         return events
 
-    def _hold_turn_end(self, chunk: str) -> str:
-        """The part of the text so far that may be scanned now; a trailing run of end-of-turn tokens is held back.
+    def _admit(self, chunk: str) -> str:
+        """The part of the text so far that may be scanned now: the template's frame is held back.
 
-        One-shot parsing sets such a run aside (:func:`~utp.parsers.callends.turn_end_at`),
-        so the scan here must not see it until text follows it (then it is text like
-        any other) or the stream ends (then it was the template's, and is dropped).
+        One-shot parsing sets a role header opening the output and a run of
+        end-of-turn tokens ending it aside (:mod:`utp.parsers.turnframe`), so the
+        scan here must not see either. The output's start is held while it may
+        still become a header; a trailing run until text follows it (then it is
+        text like any other) or the stream ends (then it was the template's).
         """
+        if self._head is not None:
+            piece = self._head + chunk
+            if role_header_undecided(piece):
+                self._head = piece
+                return ""
+            self._head = None
+            start = role_header_end(piece)
+            self._head_blanks = start > 0
+            chunk = piece[start:] if start else piece
+        if self._head_blanks and chunk:
+            start = blanks_end(chunk)
+            self._head_blanks = start == len(chunk)
+            chunk = chunk[start:] if start else chunk
         piece = self._turn_tail + chunk if self._turn_tail else chunk
         cut = turn_end_held(piece)
         self._turn_tail = piece[cut:]
+        self._framing = self._head_blanks or bool(self._turn_tail)
         return piece[:cut] if cut < len(piece) else piece
 
     def _feed_prose(self, chunk: str) -> list[StreamEvent] | None:
@@ -352,6 +373,9 @@ class StreamParser(NativeChunkReader, SpanStepper):
         if self._closed:
             return []
         events: list[StreamEvent] = []
+        if self._head:  # the output's start never became a role header: text like any other
+            head, self._head = self._head, None
+            self._append(self._admit(head))
         tail, self._turn_tail = self._turn_tail, ""
         if tail and turn_end_at(tail):  # it ends with a token that never completed: text like any other
             self._append(tail)
@@ -384,7 +408,8 @@ class StreamParser(NativeChunkReader, SpanStepper):
     def text(self) -> str:
         """All content text received so far (raw, before any parsing)."""
         text = self._joined() + self._turn_tail
-        return text[len(self._prefix) :] if self._prefix else text
+        text = text[len(self._prefix) :] if self._prefix else text
+        return self._head + text if self._head else text
 
     # ------------------------------------------------------------ output
 

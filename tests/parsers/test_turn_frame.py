@@ -1,9 +1,10 @@
-"""End-of-turn tokens a server left at the end of an output are the template's, not the answer's.
+"""The chat template's frame a server left around an answer is the template's, not the answer's.
 
-``add(x=1)<|im_end|>``, ``read_file path="a"</s>``: shapes that are a call only
-when they are the whole answer are read with the tokens set aside, one-shot and
-streamed alike, and the tokens are no part of the content. A token with text
-after it is text like any other.
+``<|im_start|>assistant\nadd(x=1)<|im_end|>``, ``read_file path="a"</s>``:
+shapes that are a call only when they are the whole answer are read with a
+role header before them and end-of-turn tokens after them set aside, one-shot
+and streamed alike, and neither is part of the content. A token with text
+after it is text like any other; so is a header anywhere but the output's start.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from utp.parsers import parse_response
-from utp.parsers.callends import TURN_END_TOKENS, TURN_END_TOKENS_MAX, turn_end_at, turn_end_held
+from utp.parsers.turnframe import ROLE_HEADERS, TURN_END_TOKENS, TURN_END_TOKENS_MAX, role_header_end, turn_end_at, turn_end_held
 from utp.types import Tool
 
 from .conftest import assert_every_cut_matches, assert_stream_matches_under
@@ -98,13 +99,64 @@ def test_a_stream_holds_back_a_token_still_arriving() -> None:
     assert turn_end_held("add(x=1)") == len("add(x=1)")
 
 
-_PIECES = ["add(x=1)", 'read_file path="a"', "Hi.", " ", "\n", "<|im_end|>", "</s>", "<|im_", "<", "end|>", "<tool_call>", '{"name": "add", "arguments": {"x": 2}}', "</tool_call>", "<think>", "<|eot_id|>"]
+_PIECES = ["<|im_start|>assistant", "assistant\n", "add(x=1)", 'read_file path="a"', "Hi.", " ", "\n", "<|im_end|>", "</s>", "<|im_", "<", "end|>", "<tool_call>", '{"name": "add", "arguments": {"x": 2}}', "</tool_call>", "<think>", "<|eot_id|>"]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pieces=st.lists(st.sampled_from(_PIECES), max_size=14), size=st.integers(1, 9))
 def test_streaming_agrees_with_one_shot_parsing_around_tokens(pieces: list[str], size: int) -> None:
     assert_stream_matches_under("".join(pieces), TOOLS, size)
+
+
+@pytest.mark.parametrize("shape", sorted(WHOLE_ANSWER_CALLS))
+@pytest.mark.parametrize(
+    "header",
+    [
+        "<|im_start|>assistant\n",
+        "<|start_header_id|>assistant<|end_header_id|>\n\n",
+        "<start_of_turn>model\n",
+        "<|assistant|>\n",
+        "assistant\n\n",
+        "\n<|im_start|>assistant",
+    ],
+)
+def test_a_whole_answer_call_reads_the_same_after_a_role_header(shape: str, header: str) -> None:
+    text, expected = WHOLE_ANSWER_CALLS[shape]
+    parsed = parse_response(header + text + "<|im_end|>", tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == expected
+    assert parsed.content == ""
+    assert_stream_matches_under(header + text, TOOLS, 1)
+    assert_stream_matches_under(header + text + "<|im_end|>", TOOLS, 5)
+
+
+@pytest.mark.parametrize(
+    "text, content",
+    [
+        ("<|im_start|>assistant\nThe answer is 4.", "The answer is 4."),
+        ("assistant\nThe answer is 4.", "The answer is 4."),
+        ("assistant", "assistant"),  # the role's name alone, no line after it: a word
+        ("assistants answer questions.", "assistants answer questions."),
+        ("The <|im_start|>assistant token opens a turn.", "The <|im_start|>assistant token opens a turn."),
+        ("Tool call:\nassistant\nadd(x=1)", "Tool call:\nassistant\nadd(x=1)"),  # not at the start: text
+    ],
+)
+def test_a_role_header_only_opens_an_output(text: str, content: str) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert parsed.tool_calls == [] and parsed.content == content
+    assert role_header_end(text) == (len(text) - len(content) if content != text else 0)
+    assert_stream_matches_under(text, TOOLS, 1)
+    assert_stream_matches_under(text, TOOLS, 4)
+
+
+def test_every_cut_of_a_header_a_call_and_a_token_streams_like_one_shot_parsing() -> None:
+    assert_every_cut_matches('<|im_start|>assistant\nread_file path="a.txt"<|im_end|>', TOOLS, 4)
+
+
+def test_harmony_keeps_its_own_header() -> None:
+    """gpt-oss's ``<|start|>assistant`` is followed by the channel and recipient its family reads."""
+    assert not any(header.startswith("<|start|>") for header in ROLE_HEADERS)
+    text = '<|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{"path": "a"}<|call|>'
+    assert _calls(text) == [("read_file", {"path": "a"})]
 
 
 def test_a_command_line_glued_after_a_call_is_no_answer_start_in_a_stream_either() -> None:
