@@ -33,6 +33,9 @@ def calls(text: str) -> list[tuple[str, dict]]:
         # after a lead-in, and several lines
         ("Tool call: web_fetch url=https://x.org limit=5", [("web_fetch", {"url": "https://x.org", "limit": 5})]),
         ('web_fetch url="https://a.org"\n\nread_file file=notes.txt\n', [("web_fetch", {"url": "https://a.org"}), ("read_file", {"file": "notes.txt"})]),
+        # the lines that end the answer after a sentence, as Python-style call lines are read
+        ("Sure, I'll fetch it.\n\nweb_fetch url=https://x.org limit=5", [("web_fetch", {"url": "https://x.org", "limit": 5})]),
+        ('I need the file first.\nread_file file="a.txt"\nweb_fetch url=https://x.org', [("read_file", {"file": "a.txt"}), ("web_fetch", {"url": "https://x.org"})]),
     ],
 )
 def test_a_whole_answer_of_command_lines_is_read(text: str, expected: list) -> None:
@@ -54,6 +57,9 @@ def test_a_whole_answer_of_command_lines_is_read(text: str, expected: list) -> N
         "ping host=a",  # a tool that declares no parameters: nothing to check the keys against
         "web_fetch url='it is\nnot closed'",  # single quotes stay on their line (an apostrophe)
         'search url="https://x.org"',  # not an offered tool
+        'I\'ll fetch it.\nweb_fetch url="https://x.org"\nThat fetches the page.',  # prose after the line
+        'import requests\nweb_fetch url="https://x.org"',  # after a line of code, not a sentence
+        'Usage (see the docs)\nweb_fetch url="https://x.org"',  # after a line that is no sentence
     ],
 )
 def test_what_is_not_a_whole_command_answer_is_prose(text: str) -> None:

@@ -293,8 +293,9 @@ def call_list_starts(text: str) -> tuple[int, ...]:
     return found
 
 
-#: a line that is one call: a dotted name, then '(' … ')' to the line's end
-_CALL_LINE = re.compile(r"[ \t]*+[A-Za-z_][\w.]*+\(.*\)[ \t\r]*+\Z")
+#: a line that is one call: a dotted name, then '(' … ')' to the line's end; or a command line, a
+#: name then ``key=value`` words (``keyword_command`` checks the rest)
+_CALL_LINE = re.compile(r"[ \t]*+[A-Za-z_][\w.]*+(?:\(.*\)[ \t\r]*+\Z|[ \t]++[A-Za-z_][\w.\-]*+=\S)")
 
 
 def trailing_call_lines(text: str) -> int:
@@ -318,7 +319,8 @@ def trailing_call_lines(text: str) -> int:
     while line_end > 0 and text[line_end - 1].isspace():
         line_end -= 1
     start = -1
-    if line_end > 0 and text[line_end - 1] == ")":  # the cheap test most answers fail
+    last_line = text.rfind("\n", 0, line_end) + 1
+    if line_end > 0 and (text[line_end - 1] == ")" or _COMMAND_LINE.match(text, last_line, line_end)):  # the cheap test most answers fail
         while line_end > 0:
             line_start = text.rfind("\n", 0, line_end) + 1
             line = text[line_start:line_end]
@@ -354,8 +356,10 @@ def opens_line_after_sentence(text: str, pos: int) -> bool:
 
 
 _SENTENCE_ENDS = frozenset(".!?:")
-#: what the last line of a growing text may be while it can still become a ``_CALL_LINE``
-_OPEN_CALL_LINE = re.compile(r"[ \t]*+(?:[A-Za-z_][\w.]*+(?:\(.*)?)?\Z")
+_COMMAND_LINE = re.compile(r"[ \t]*+[A-Za-z_][\w.\-]*+[ \t]++[A-Za-z_][\w.\-]*+=\S")
+#: what the last line of a growing text may be while it can still become a ``_CALL_LINE`` (a call
+#: line, or a command line up to its first ``key=``)
+_OPEN_CALL_LINE = re.compile(r"[ \t]*+(?:[A-Za-z_][\w.]*+(?:\(.*|[ \t]++(?:[A-Za-z_][\w.\-]*+(?:=.*)?)?)?)?\Z")
 
 
 def may_open_trailing_call_lines(text: str, pos: int) -> bool:

@@ -6,7 +6,8 @@ arguments as ``key=value`` words. Such a line is read only where it cannot be
 anything else:
 
 * it is the whole answer (after a lead-in such as "Tool call:"), or the whole
-  answer is such lines;
+  answer is such lines, or they are the lines that end the answer after a
+  sentence ("I'll fetch it.\n\nweb_fetch url=..."), as Python-style call lines are;
 * the name is an offered tool's and every word after it is ``key=value``
   with ``key`` one of that tool's declared parameters, each at most once.
 
@@ -27,7 +28,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family
 from utp.parsers.familykit import make_call, render_value
-from utp.parsers.reasoning import call_list_starts
+from utp.parsers.reasoning import call_list_starts, opens_line_after_sentence, trailing_call_lines
 from utp.parsers.textscan import skip_space
 from utp.parsers.typedvalues import property_schema, schema_types, typed_value
 from utp.types import Tool, ToolCall
@@ -60,8 +61,8 @@ class KeywordCommandFamily(CallFamily):
         return tuple(Trigger(f"{name} ", start=Start.ANSWER, from_tool_names=True) for name in names)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        if pos not in call_list_starts(text):
-            return None  # a stream watches for the names everywhere; only the answer's start is one
+        if pos not in call_list_starts(text) and not (opens_line_after_sentence(text, pos) and pos == trailing_call_lines(text)):
+            return None  # the answer's start, or the lines that end it after a sentence (a stream watches everywhere)
         calls: list[ToolCall] = []
         at = pos
         while True:
