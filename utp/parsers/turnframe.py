@@ -47,6 +47,8 @@ ROLE_HEADERS = (
 #: the most blanks before a header
 ROLE_HEADER_BLANKS_MAX = 16
 _HEADER_PREFIXES = frozenset(h[:k] for h in ROLE_HEADERS for k in range(1, len(h)))
+#: a header after at most ROLE_HEADER_BLANKS_MAX blanks (possessive: more blanks fail the header), then blanks
+_ROLE_HEADER = re.compile(rf"\s{{0,{ROLE_HEADER_BLANKS_MAX}}}+(?:{'|'.join(re.escape(h) for h in ROLE_HEADERS)})\s*+")
 
 
 def turn_end_at(text: str, end: int | None = None) -> int:
@@ -58,9 +60,17 @@ def turn_end_at(text: str, end: int | None = None) -> int:
     """
     pos = cut = len(text) if end is None else end
     for _ in range(TURN_END_TOKENS_MAX):
-        blanks_from = max(0, pos - TURN_END_BLANKS_MAX)
-        while pos > blanks_from and text[pos - 1].isspace():
-            pos -= 1
+        if not pos:
+            break
+        last = text[pos - 1]
+        if last != ">":  # most answers end here: no token can end at a character other than ">"
+            if not last.isspace():
+                break
+            window = text[max(0, pos - TURN_END_BLANKS_MAX) : pos]
+            kept = len(window.rstrip())
+            if not kept:
+                break  # more blanks than a run has between its tokens
+            pos -= len(window) - kept
         token = _token_ending_at(text, pos)
         if token is None:
             break
@@ -89,13 +99,8 @@ def _token_ending_at(text: str, pos: int) -> str | None:
 
 def role_header_end(text: str) -> int:
     """Where the answer starts after a role header opening ``text``, and the blanks after it (0: no header)."""
-    at = blanks_end(text)
-    if at > ROLE_HEADER_BLANKS_MAX:
-        return 0
-    for header in ROLE_HEADERS:
-        if text.startswith(header, at):
-            return blanks_end(text, at + len(header))
-    return 0
+    found = _ROLE_HEADER.match(text)
+    return 0 if found is None else found.end()
 
 
 def role_header_undecided(text: str) -> bool:
