@@ -168,6 +168,16 @@ def test_a_command_line_glued_after_a_call_is_no_answer_start_in_a_stream_either
     assert _calls('Tool call: read_file path="a"') == [("read_file", {"path": "a"})]
 
 
+def test_an_end_of_sequence_tag_after_its_opener_closes_an_element() -> None:
+    """Found by Hypothesis: a tool named ``s`` written as an element (``<s>\n</s>``) ends in ``</s>``."""
+    tools = [Tool("s")]
+    parsed = parse_response("<s>\n</s>", tools=tools)
+    assert [c.name for c in parsed.tool_calls] == ["s"]
+    assert_stream_matches_under("<s>\n</s>", tools, 1)
+    assert turn_end_at("<s>\n</s>") == len("<s>\n</s>")
+    assert turn_end_at("Hello.</s>") == len("Hello.")
+
+
 def test_every_token_ends_with_a_closing_angle() -> None:
     """The backwards read looks a token up by its last two characters, after a ``>``."""
     assert all(token.startswith("<") and token.endswith(">") for token in TURN_END_TOKENS)

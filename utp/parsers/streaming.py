@@ -377,8 +377,11 @@ class StreamParser(NativeChunkReader, SpanStepper):
             head, self._head = self._head, None
             self._append(self._admit(head))
         tail, self._turn_tail = self._turn_tail, ""
-        if tail and turn_end_at(tail):  # it ends with a token that never completed: text like any other
-            self._append(tail)
+        if tail:  # what one-shot parsing keeps of it (a token that never completed, an element's "</s>")
+            text = self._joined()
+            kept = turn_end_at(text + tail) - len(text)
+            if kept > 0:
+                self._append(tail[:kept])
         self._advance(True, events)
         if self._limit_at >= 0 and (unread := unread_after_limit(call_span_limit(self._ctx), self._text, self._limit_at)) is not None:
             self._diagnostics.append(unread)

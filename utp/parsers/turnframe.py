@@ -25,6 +25,7 @@ TURN_END_TOKENS = (
     *END_OF_TURN_TOKENS, "<|end_of_text|>", "<|return|>", "<|eot|>", "<eos>", "<|END_OF_TURN_TOKEN|>",
     "<\uff5cend\u2581of\u2581sentence\uff5c>",
 )
+_SEQUENCE_END, _SEQUENCE_START = "</s>", "<s>"
 #: the most tokens, and blanks before each, a trailing run is read for
 TURN_END_TOKENS_MAX = 8
 TURN_END_BLANKS_MAX = 64
@@ -72,8 +73,8 @@ def turn_end_at(text: str, end: int | None = None) -> int:
                 break  # more blanks than a run has between its tokens
             pos -= len(window) - kept
         token = _token_ending_at(text, pos)
-        if token is None:
-            break
+        if token is None or (token == _SEQUENCE_END and text.rfind(_SEQUENCE_START, 0, pos - len(token)) >= 0):
+            break  # "</s>" after an "<s>": an element's close (a tool named "s"), not the end of sequence
         pos = cut = pos - len(token)
     return cut
 
