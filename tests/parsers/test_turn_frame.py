@@ -152,6 +152,15 @@ def test_every_cut_of_a_header_a_call_and_a_token_streams_like_one_shot_parsing(
     assert_every_cut_matches('<|im_start|>assistant\nread_file path="a.txt"<|im_end|>', TOOLS, 4)
 
 
+def test_byte_chunks_hold_the_frame_back_too() -> None:
+    from utp.parsers.streaming import CallReady, ContentDelta, stream_parse
+
+    raw = "<|im_start|>assistant\nadd(x=1)<|im_end|>".encode()
+    events, _ = stream_parse([raw[i : i + 3] for i in range(0, len(raw), 3)], tools=TOOLS)
+    assert [(e.call.name, e.call.arguments) for e in events if isinstance(e, CallReady)] == [("add", {"x": 1})]
+    assert "".join(e.text for e in events if isinstance(e, ContentDelta)) == ""
+
+
 def test_harmony_keeps_its_own_header() -> None:
     """gpt-oss's ``<|start|>assistant`` is followed by the channel and recipient its family reads."""
     assert not any(header.startswith("<|start|>") for header in ROLE_HEADERS)

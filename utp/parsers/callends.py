@@ -36,4 +36,3 @@ def past_orphan_closer(text: str, end: int) -> int:
     if text[after:] in _PREFIXES:
         return len(text)  # streaming: "</tool" or "<|im" may be the start of one
     return end
-

@@ -180,8 +180,8 @@ class StreamParser(NativeChunkReader, SpanStepper):
             elif self._mode == "think" and self._pos == self._length and self._think_closer[0] not in chunk:
                 return self._feed_thinking(chunk)
         events: list[StreamEvent] = []
-        if isinstance(chunk, (bytes, bytearray)):
-            chunk = bytes(chunk).decode("utf-8", "replace")
+        if isinstance(chunk, (bytes, bytearray)):  # text as the server sent it: the frame is held back as for str
+            chunk = self._admit(bytes(chunk).decode("utf-8", "replace"))
         if isinstance(chunk, str):
             self._append(chunk)
         elif chunk is not None:
