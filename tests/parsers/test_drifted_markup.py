@@ -107,8 +107,10 @@ def test_python_calls_and_tool_elements_inside_hermes_tags(text: str, expected: 
     assert parsed.content == "" and all(c.format == "hermes" for c in parsed.tool_calls)
 
 
-def test_a_python_call_that_is_no_literal_is_reported_not_run() -> None:
-    parsed = parse_response("<tool_call>get_weather(city: Antwerp)</tool_call>", tools=TOOLS)
+@pytest.mark.parametrize("text", ["<tool_call>get_weather(city=a + b)</tool_call>", "<tool_call>get_weather(city: str)</tool_call>"])
+def test_a_python_call_that_is_no_literal_is_reported_not_run(text: str) -> None:
+    """An expression, or a signature's annotation, where a value belongs: reported, not run."""
+    parsed = parse_response(text, tools=TOOLS)
     assert parsed.tool_calls == [] and parsed.content == ""
     assert parsed.unparsed and "hermes" in parsed.unparsed[0].reason
 

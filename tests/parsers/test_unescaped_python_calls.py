@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from utp.parsers import parse_response
-from utp.parsers.pylenient import BARE_WORD, UNESCAPED_STRING, read_lenient_calls
-from utp.parsers.pyliteral import parse_calls
+from utp.parsers.pylenient import BARE_KEY, BARE_WORD, COLON_KEYWORD, UNESCAPED_STRING, read_lenient_calls
+from utp.parsers.pyliteral import RawCall, parse_calls
 from utp.parsers.families.pythonic import python_literal
 
 from .conftest import assert_every_cut_matches, assert_stream_matches_under
@@ -114,3 +114,59 @@ def test_valid_python_reads_as_the_strict_reader_reads_it(calls: list[tuple[str,
     lenient = read_lenient_calls(source)
     assert lenient is not None
     assert [(c.name, c.keywords) for c in lenient[0]] == [(c.name, c.keywords) for c in strict]
+
+
+# -- keyword arguments written ``name: value`` (Swift's and TypeScript's way), as small local models
+#    write them: tool-calling-benchmark's recorded replies of LFM2.5-1.2B and smollm3 on Ollama
+
+WEATHER = [
+    {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}},
+    {"name": "search_files", "parameters": {"type": "object", "properties": {"pattern": {"type": "string"}}}},
+]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("<tool_call>get_weather(city: Antwerp)</tool_call>", [("get_weather", {"city": "Antwerp"})]),
+        ('<tool_call>get_weather(city: "London", days: 3)</tool_call>', [("get_weather", {"city": "London", "days": 3})]),
+        ('search_files(pattern: "train to Bruges")\n', [("search_files", {"pattern": "train to Bruges"})]),
+        ('[get_weather(city: "Paris"), search_files(pattern: "*.py")]', [("get_weather", {"city": "Paris"}), ("search_files", {"pattern": "*.py"})]),
+        ('I\'ll check.\nget_weather(city: "Rome")', [("get_weather", {"city": "Rome"})]),
+    ],
+)
+def test_keyword_arguments_written_with_a_colon_are_read(text: str, expected: list) -> None:
+    parsed = parse_response(text, tools=WEATHER)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == expected
+    assert all(COLON_KEYWORD in c.repairs for c in parsed.tool_calls)
+    assert_every_cut_matches(text, WEATHER, 6)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "get_weather(city: str)",  # a signature: the annotation is no value
+        "get_weather(city: str, days: int) -> dict",
+        "def get_weather(city: str):\n    pass",
+        'Call get_weather(city: "Paris") to get the weather.',  # a sentence
+        "get_weather(city: Paris)",  # without a marker a bare word stays code, as with "="
+        'print(f"{x: >10}")',
+    ],
+)
+def test_a_colon_inside_parentheses_is_no_call_elsewhere(text: str) -> None:
+    assert parse_response(text, tools=WEATHER).tool_calls == []
+    assert_stream_matches_under(text, WEATHER, 3)
+
+
+def test_the_lenient_reader_refuses_a_type_where_a_colon_keywords_value_belongs() -> None:
+    assert read_lenient_calls("get_weather(city: str)") is None
+    assert read_lenient_calls('get_weather(city: "str")') == ([RawCall("get_weather", keywords={"city": "str"})], [COLON_KEYWORD])
+
+
+def test_a_javascript_object_argument_is_read_in_a_whole_answer() -> None:
+    """qwen2.5-coder-0.5b's recorded BFCL reply (simple_python_4, prompt-hermes): keys written bare."""
+    tools = [{"name": "solve_quadratic_equation", "parameters": {"type": "object", "properties": {k: {"type": "integer"} for k in "abc"}}}]
+    parsed = parse_response("solve_quadratic_equation({a: 2, b: 6, c: 5})", tools=tools)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("solve_quadratic_equation", {"a": 2, "b": 6, "c": 5})]
+    assert BARE_KEY in parsed.tool_calls[0].repairs
+    assert parse_response("solve_quadratic_equation({a: x, b: 6, c: 5})", tools=tools).tool_calls == []  # a bare value stays code

@@ -16,7 +16,12 @@ name already says are calls:
 * a string that is not valid Python (an unescaped quote inside, a ``\\U``
   that is no escape) is taken as written, backslashes included: a model that
   escaped nothing did not mean ``\\n`` in a code sample as a line break;
-* a bare word as a keyword argument's value is that word as a string.
+* a bare word as a keyword argument's value is that word as a string, and
+  as a dict's key (``{a: 2}``, JavaScript's object literal) that word;
+* a keyword argument written ``name: value`` (Swift's and TypeScript's way,
+  which small models bring into ``get_weather(city: "Paris")``) is
+  ``name=value``, unless its value is a bare type name (``city: str`` is a
+  signature, not a call).
 
 Each of these is recorded as a repair. Anything else unreadable (an
 operator, a name where a positional value belongs, an unclosed call) fails
@@ -36,8 +41,8 @@ from utp.parsers.pycalls import RawCall
 
 #: the call's ``)`` after an argument, then what may follow a call: the list's end, the next call, the end
 _CALL_ENDS = r",?\s*+\)\s*+(?:\Z|[\],]|\n\s*+[A-Za-z_][\w.\-]*+\s*+\()"
-#: the next keyword argument's ``name=``
-_NEXT_KEYWORD = r"[A-Za-z_]\w*+[ \t]*+=(?!=)"
+#: the next keyword argument's ``name=`` (or ``name:``)
+_NEXT_KEYWORD = r"[A-Za-z_]\w*+[ \t]*+(?:=(?!=)|:(?!:))"
 #: the start of a value (the next positional argument, list item or tuple element)
 _VALUE_START = r"""['"\[{(\-\d]|True\b|False\b|None\b"""
 #: what may follow the closing quote of a string in each place it can stand
@@ -50,7 +55,9 @@ _CONTINUES = {
     "element": re.compile(rf"\s*+(?:\)|,\s*+(?:\)|\.|{_VALUE_START}))"),
 }
 _NAME = re.compile(r"[A-Za-z_][\w\-]*(?:\.[A-Za-z_][\w\-]*)*")
-_KEYWORD = re.compile(r"([A-Za-z_]\w*)[ \t]*=(?!=)")
+_KEYWORD = re.compile(r"([A-Za-z_]\w*)[ \t]*(?:=(?!=)|(:)(?!:))")
+#: bare words that, after ``name:``, make the text a signature's annotation rather than a call's value
+_TYPE_NAMES = frozenset(("str", "string", "int", "integer", "float", "number", "bool", "boolean", "dict", "list", "object", "array", "Any", "any"))
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _NUMBER = re.compile(r"[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _PREFIX = re.compile(r"[rRbBuUfF]{0,2}(?=['\"])")
@@ -61,6 +68,8 @@ _MAX_DEPTH = 64
 
 UNESCAPED_STRING = "a string with unescaped quotes or backslashes taken as written"
 BARE_WORD = "a bare word read as a string"
+COLON_KEYWORD = "keyword arguments written name: value"
+BARE_KEY = "dict keys written as bare words"
 
 
 class _Refused(Exception):
@@ -127,6 +136,12 @@ class _Reader:
                 call.positional.append(self.value("positional", 0))
                 return
             self.at = keyword.end()
+            if keyword.group(2):
+                self.space()
+                word = _WORD.match(self.text, self.at)
+                if word is not None and word.group() in _TYPE_NAMES:
+                    raise _Refused  # ``city: str``: a signature, not a call
+                self.note(COLON_KEYWORD)
             call.keywords[keyword.group(1)] = self.value("argument", 0, bare_word=True)
 
         self.sequence(")", argument)
@@ -230,6 +245,7 @@ class _Reader:
             if word is not None and self.text[word.end() : word.end() + 1] in (":", "=", " ", "\t"):
                 self.at = word.end()
                 key: Any = word.group()
+                self.note(BARE_KEY)
             else:
                 key = self.value("key", depth + 1)
             self.space()

@@ -42,7 +42,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.callshape import NAME_KEYS, build_call, calls_from_value, repaired_diagnostics, unparseable
 from utp.parsers.elements import NAME_ELEMENTS, OPEN_ELEMENT, child_elements, named_element_call
 from utp.parsers.taggedjson import salvage_list, valid_json_before
-from utp.parsers.pythoncalls import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
+from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
 from utp.parsers.pyliteral import LiteralError
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, scan_json_value
@@ -370,7 +370,7 @@ class HermesFamily(CallFamily):
         else:
             end, final, pending = call_end, False, closer
         try:
-            raws, repairs, failures = read_calls(text[cursor:call_end])
+            raws, repairs, failures = read_calls(text[cursor:call_end], lenient=any_name if strong else (lambda n: names_offered_tool(n, ctx)))
         except LiteralError as exc:
             return unreadable(self.name, text, pos, end, str(exc)) if strong else None
         calls, diagnostics = build_python_calls(self.name, raws, repairs, text[pos:end], pos, ctx)

@@ -45,6 +45,7 @@ from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.familykit import clip, ended_before, unreadable
 from utp.parsers.families.jamba import PAIRS as JAMBA_PAIRS
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall
+from utp.parsers.pylenient import BARE_KEY, COLON_KEYWORD
 from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.reasoning import answer_start, call_list_starts, may_open_trailing_call_lines, opens_line_after_sentence, trailing_call_lines
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
@@ -251,13 +252,10 @@ class PythonicFamily(CallFamily):
         if end - pos > MAX_SPAN:
             return None
         body = text[pos:end]
-        try:
-            raws, repairs, failures = read_calls("[" + body + "]")
-        except LiteralError:
-            try:
-                raws, repairs, failures = read_calls(body, one_per_line=True)
-            except LiteralError:
-                return self._call_before_prose(text, pos, ctx)
+        read = _bracketless_calls(body, ctx)
+        if read is None:
+            return self._call_before_prose(text, pos, ctx)
+        raws, repairs, failures = read
         if failures or not raws or not all(names_offered_tool(raw.name, ctx) for raw in raws):
             return None
         return self._extraction(text, pos, len(text), raws, repairs, ctx)
@@ -388,3 +386,20 @@ def python_string(value: str) -> str:
     lone surrogates (which UTF-8 source cannot hold) are escaped.
     """
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
+
+
+def _bracketless_calls(body: str, ctx: ParseContext) -> tuple[list[RawCall], list[str], list[CallFailure]] | None:
+    """The calls of a whole answer without its brackets: as a list, else one per line; as Python
+    first, then (offered tools only) with keys written the way JavaScript and Swift write them
+    (``f(city: "Paris")``, ``f({a: 2})``), the one liberty taken without a marker (a bare word
+    for a value, or an unescaped quote, stays code)."""
+    offered = lambda name: names_offered_tool(name, ctx)  # noqa: E731
+    for lenient in (None, offered):
+        for source, one_per_line in (("[" + body + "]", False), (body, True)):
+            try:
+                raws, repairs, failures = read_calls(source, one_per_line=one_per_line, lenient=lenient)
+            except LiteralError:
+                continue
+            if lenient is None or set(repairs) <= {COLON_KEYWORD, BARE_KEY}:
+                return raws, repairs, failures
+    return None
