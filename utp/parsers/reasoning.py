@@ -293,9 +293,11 @@ def call_list_starts(text: str) -> tuple[int, ...]:
     return found
 
 
-#: a line that is one call: a dotted name, then '(' … ')' to the line's end; or a command line, a
-#: name then ``key=value`` words (``keyword_command`` checks the rest)
-_CALL_LINE = re.compile(r"[ \t]*+[A-Za-z_][\w.]*+(?:\(.*\)[ \t\r]*+\Z|[ \t]++[A-Za-z_][\w.\-]*+=\S)")
+#: a command line's start: a name, then a ``key=`` word (``keyword_command`` checks the rest)
+_COMMAND_START = r"[A-Za-z_][\w.\-]*+[ \t]++[A-Za-z_][\w.\-]*+=\S"
+_COMMAND_LINE = re.compile(r"[ \t]*+" + _COMMAND_START)
+#: a line that is one call: a dotted name, then '(' … ')' to the line's end; or a command line
+_CALL_LINE = re.compile(r"[ \t]*+(?:[A-Za-z_][\w.]*+\(.*\)[ \t\r]*+\Z|" + _COMMAND_START + ")")
 
 
 def trailing_call_lines(text: str) -> int:
@@ -356,7 +358,6 @@ def opens_line_after_sentence(text: str, pos: int) -> bool:
 
 
 _SENTENCE_ENDS = frozenset(".!?:")
-_COMMAND_LINE = re.compile(r"[ \t]*+[A-Za-z_][\w.\-]*+[ \t]++[A-Za-z_][\w.\-]*+=\S")
 #: what the last line of a growing text may be while it can still become a ``_CALL_LINE`` (a call
 #: line, or a command line up to its first ``key=``)
 _OPEN_CALL_LINE = re.compile(r"[ \t]*+(?:[A-Za-z_][\w.]*+(?:\(.*|[ \t]++(?:[A-Za-z_][\w.\-]*+(?:=.*)?)?)?)?\Z")

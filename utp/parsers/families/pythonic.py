@@ -393,7 +393,9 @@ def _bracketless_calls(body: str, ctx: ParseContext) -> tuple[list[RawCall], lis
     first, then (offered tools only) with keys written the way JavaScript and Swift write them
     (``f(city: "Paris")``, ``f({a: 2})``), the one liberty taken without a marker (a bare word
     for a value, or an unescaped quote, stays code)."""
-    offered = lambda name: names_offered_tool(name, ctx)  # noqa: E731
+    def offered(name: str) -> bool:
+        return names_offered_tool(name, ctx)
+
     for lenient in (None, offered):
         for source, one_per_line in (("[" + body + "]", False), (body, True)):
             try:
