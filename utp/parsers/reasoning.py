@@ -335,6 +335,13 @@ def trailing_call_lines(text: str) -> int:
     return start
 
 
+def begins_call_lines(text: str, pos: int) -> bool:
+    """Can a whole-answer run of calls begin at ``pos``? At the answer's start (or after a lead-in:
+    :func:`call_list_starts`), or where the lines that end the answer after a sentence begin
+    (:func:`trailing_call_lines`). The families that read unmarked calls ask this one question."""
+    return pos in call_list_starts(text) or (opens_line_after_sentence(text, pos) and pos == trailing_call_lines(text))
+
+
 def opens_line_after_sentence(text: str, pos: int) -> bool:
     """Does ``pos`` open a line whose previous non-blank line is a sentence?
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family
 from utp.parsers.familykit import make_call, render_value
-from utp.parsers.reasoning import call_list_starts, opens_line_after_sentence, trailing_call_lines
+from utp.parsers.reasoning import begins_call_lines
 from utp.parsers.textscan import skip_space
 from utp.parsers.typedvalues import property_schema, schema_types, typed_value
 from utp.types import Tool, ToolCall
@@ -61,7 +61,7 @@ class KeywordCommandFamily(CallFamily):
         return tuple(Trigger(f"{name} ", start=Start.ANSWER, from_tool_names=True) for name in names)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        if pos not in call_list_starts(text) and not (opens_line_after_sentence(text, pos) and pos == trailing_call_lines(text)):
+        if not begins_call_lines(text, pos):
             return None  # the answer's start, or the lines that end it after a sentence (a stream watches everywhere)
         calls: list[ToolCall] = []
         at = pos

@@ -47,7 +47,7 @@ from utp.parsers.families.jamba import PAIRS as JAMBA_PAIRS
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall
 from utp.parsers.pylenient import BARE_KEY, COLON_KEYWORD
 from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
-from utp.parsers.reasoning import answer_start, call_list_starts, may_open_trailing_call_lines, opens_line_after_sentence, trailing_call_lines
+from utp.parsers.reasoning import answer_start, begins_call_lines, call_list_starts, may_open_trailing_call_lines
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -246,7 +246,7 @@ class PythonicFamily(CallFamily):
 
     def _bracketless(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """The whole response as a call list without its brackets (BFCL's decoder adds them)."""
-        if pos not in call_list_starts(text) and not (opens_line_after_sentence(text, pos) and pos == trailing_call_lines(text)):
+        if not begins_call_lines(text, pos):
             return None  # only the answer's first word (or the first after a lead-in or prose) can begin a bracketless call list
         end = len(text.rstrip())  # the answer's end, before trailing blanks
         if end - pos > MAX_SPAN:
