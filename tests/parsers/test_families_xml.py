@@ -801,3 +801,33 @@ def test_a_python_fence_of_other_code_is_a_code_sample_not_a_call() -> None:
     text = '```python\nweather = get_weather(city="Paris")\n```'  # calls alone: test_code_fence_calls.py
     parsed = parse_response(text, tools=[{"name": "get_weather"}])
     assert parsed.tool_calls == [] and parsed.content == text
+
+
+# ---------------------------------------------------------------- unquoted attribute values
+
+#: real: a MiniMax parser test of Modular's MAX server, names written without quotes as HTML allows
+UNQUOTED_MINIMAX = "<minimax:tool_call>\n<invoke name=get_random_fact>\n<parameter name=category>science</parameter>\n</invoke>\n</minimax:tool_call>"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        UNQUOTED_MINIMAX,
+        '<function_calls>\n<invoke name="get_random_fact"><parameter name=category>science</parameter></invoke>\n</function_calls>',
+        "<function_calls><invoke name=get_random_fact>\n<parameter name=category>science</parameter>\n</invoke></function_calls>",
+    ],
+)
+def test_unquoted_invoke_and_parameter_names_inside_a_wrapper(text: str) -> None:
+    """The unquoted name was not read at all (the block passed as prose), the unquoted key dropped."""
+    parsed = parse_response(text)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_random_fact", {"category": "science"})]
+    assert parsed.diagnostics == [] and parsed.content == ""
+    from .conftest import assert_stream_matches
+
+    assert_stream_matches(text)
+
+
+@pytest.mark.parametrize("text", ["Use <invoke name=x> in html.", "In XML write <invoke name=get_weather></invoke> to call."])
+def test_an_unquoted_invoke_outside_a_wrapper_stays_prose(text: str) -> None:
+    parsed = parse_response(text, tools=[{"name": "get_weather"}, {"name": "x"}])
+    assert parsed.tool_calls == [] and parsed.content == text

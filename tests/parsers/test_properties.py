@@ -213,9 +213,18 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda k: re.fullmatch(r"[A-Za-z_][\w.\-]{0,127}", k) is not None,
         lambda n: True,
     ),
+    "gemini_cli": (
+        "a call is one line, its keys parameter names written before their values",
+        lambda s: True,
+        lambda k: re.fullmatch(r"[A-Za-z_]\w{0,127}", k) is not None,
+        lambda n: True,
+    ),
 }
 #: families that cannot write a call without arguments, and why
-NEEDS_AN_ARGUMENT = {"keyword_command": "a tool's name alone is a word, not a command line"}
+NEEDS_AN_ARGUMENT = {
+    "keyword_command": "a tool's name alone is a word, not a command line",
+    "gemini_cli": "the notation writes the arguments after 'for': without them the line describes a call",
+}
 
 _NO_LIMITS = ("no wire limits", lambda s: True, lambda k: True, lambda n: True)
 

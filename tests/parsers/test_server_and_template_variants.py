@@ -117,6 +117,16 @@ def test_gemma4_name_written_twice() -> None:
     assert "name 'get_weather' written twice" in parsed.tool_calls[0].repairs
 
 
+@pytest.mark.parametrize("tools", [None, [{"name": "mcp:lookup"}]])
+def test_gemma4_namespaced_name_is_one_name(tools: list | None) -> None:
+    """An MCP client's ``server:tool`` name: the part after the colon was read as stray text."""
+    text = 'prefix <|tool_call>call:mcp:lookup{city:<|"|>Paris<|"|>}<tool_call|> suffix'
+    parsed = parse_response(text, tools=tools)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("mcp:lookup", {"city": "Paris"})]
+    assert parsed.tool_calls[0].repairs == []
+    assert parsed.content == "prefix\nsuffix"
+
+
 REPEATED_END = '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><tool_call|>\n<tool_call|>Done.'
 
 

@@ -54,15 +54,20 @@ _PREFIX_GROUP = "|".join(re.escape(p) for p in _PREFIXES if p)
 #: a special token sampled inside the name attribute (``name="re<|message|>ad"``, Glimmer): no name holds
 #: one, so it is removed from the name (and recorded)
 _TOKEN = r"<\|[a-z_]{1,32}\|>"
+#: an attribute value left unquoted, as HTML allows (``<invoke name=get_fact>``, MiniMax behind Modular's MAX)
+_BARE_VALUE = r"""[^\s"'<>=/]{1,256}"""
 _INVOKE = re.compile(
-    rf"<(?P<prefix>{_PREFIX_GROUP})?invoke\s+" + rf"""name\s*=\s*(?P<q>["'])(?P<name>(?:[^"'\n<>]|{_TOKEN}){{1,256}})(?P=q)\s*>"""
+    rf"<(?P<prefix>{_PREFIX_GROUP})?invoke\s+"
+    + rf"""name\s*=\s*(?P<q>["'])?(?P<name>(?(q)(?:[^"'\n<>]|{_TOKEN}){{1,256}}|{_BARE_VALUE}))(?(q)(?P=q))\s*>"""
 )
 #: how much whitespace may sit between ``<function_calls>`` and the first ``<invoke``
 _LEADING_SPACE = 256
 #: an invoke's name attribute without special tokens, as a scan lookahead (DeepSeek's DSML shares it)
 _INVOKE_TAIL = NAME_ATTRIBUTE_HEAD
 #: ``_INVOKE`` after ``<invoke`` and its first whitespace, as a scan lookahead
+#: (quoted: an unquoted name is read only inside a wrapper, where it cannot be HTML in prose)
 _INVOKE_NAME_TAIL = rf"""\s*+name\s*+=\s*+(?:"(?:[^"'\n<>]|{_TOKEN}){{1,256}}+"|'(?:[^"'\n<>]|{_TOKEN}){{1,256}}+')\s*+>"""
+_WRAPPED_NAME_TAIL = rf"""\s*+name\s*+=\s*+(?:"(?:[^"'\n<>]|{_TOKEN}){{1,256}}+"|'(?:[^"'\n<>]|{_TOKEN}){{1,256}}+'|{_BARE_VALUE}+)\s*+>"""
 #: a message that ended before the block (Glimmer's ``<|eot|>``, Harmony's end tokens)
 _MESSAGE_ENDS = ("<|eot|>", "<|end|>", "<|call|>", "<|return|>")
 #: how far back the header of the message a block sits in is looked for
@@ -75,7 +80,7 @@ _HEAD_END = re.compile(r"(?<!\|)>")
 #: the scan lookaheads: ``extract`` returns None unless ``_INVOKE`` matches at the invoke tag
 #: itself, or after at most ``_LEADING_SPACE`` whitespace (``\s`` is ``str.isspace``) past the
 #: wrapper; there is no truncation report at the end of the text, so nothing else can be read
-_WRAPPED_HEAD = rf"\s{{0,{_LEADING_SPACE}}}+<(?:(?:{_PREFIX_GROUP})?invoke\s{_INVOKE_NAME_TAIL}|invoke>\s*+<tool_name>)"
+_WRAPPED_HEAD = rf"\s{{0,{_LEADING_SPACE}}}+<(?:(?:{_PREFIX_GROUP})?invoke\s{_WRAPPED_NAME_TAIL}|invoke>\s*+<tool_name>)"
 #: Claude 2.1's invoke: the tool's name as an element, then (optionally) ``<parameters>``
 _LEGACY_INVOKE = re.compile(r"<invoke>\s*<tool_name>\s*(?P<name>[^<>\n]{1,256}?)\s*</tool_name>\s*")
 _LEGACY_OPEN = "<invoke>"
@@ -96,7 +101,7 @@ STRING_ATTRIBUTE = r"\s+string\s*=\s*(?P<q{n}>[\"'])(?P<string{n}>[^\"'\n<>]{{0,
 #: ``name`` and an optional ``string`` attribute before or after it (DSML markup written without
 #: its token: ``<invoke name="f"><parameter name="a" string="true">``)
 _PARAMETER = re.compile(
-    rf"<({_PREFIX_GROUP})?parameter(?:{STRING_ATTRIBUTE.format(n=1)})?\s+name\s*=\s*(?P<kq>[\"'])(?P<key>[^\"'\n<>]{{1,256}})(?P=kq)"
+    rf"<({_PREFIX_GROUP})?parameter(?:{STRING_ATTRIBUTE.format(n=1)})?\s+name\s*=\s*(?P<kq>[\"'])?(?P<key>(?(kq)[^\"'\n<>]{{1,256}}|{_BARE_VALUE}))(?(kq)(?P=kq))"
     rf"(?:{STRING_ATTRIBUTE.format(n=2)})?\s*>"
 )
 
@@ -125,6 +130,8 @@ class AnthropicXmlFamily(CallFamily):
 
         if wrapped and _LEGACY_INVOKE.match(text, cursor):
             return _read_legacy_block(self.name, text, cursor, ctx, closed_at)
+        if not wrapped and (bare := _INVOKE.match(text, cursor)) is not None and bare.group("q") is None:
+            return None  # an unquoted name only inside a wrapper: alone it may be HTML in prose
         return read_invoke_block(self.name, text, cursor, ctx, SYNTAX, closed_at)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:

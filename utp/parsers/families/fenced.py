@@ -70,7 +70,7 @@ class FencedFamily(CallFamily):
         # any other label (``xml``, ``text``): only a fence that ends the answer, calling offered tools
         mislabelled = label not in CALL_LABELS and label not in DATA_LABELS and label not in YAML_LABELS
         # (an info string that is not one word, or backticks run on: only as the whole answer)
-        if mislabelled and not (close >= 0 and ctx.has_tools and _blank_after(text, end) and (label != "-" or _starts_content(text, pos))):
+        if mislabelled and not (ctx.has_tools and _blank_after(text, end) and (label != "-" or _starts_content(text, pos))):
             return None
         body = text[body_start:body_end]
         if label in YAML_LABELS:
@@ -78,11 +78,16 @@ class FencedFamily(CallFamily):
         first = skip_ws(body, 0)
         if first >= len(body) or body[first] not in "{[":
             return None
+        # a fence a lead-in line introduces, prose after it: a call only of offered tools (else a sample shown)
+        introduced = False
         if label not in CALL_LABELS and not (_starts_content(text, pos) or _blank_after(text, end) or _between_sentences(text, pos, end)):
-            return None
+            if not (ctx.has_tools and _introduced_as_used(text, pos, end)):
+                return None
+            introduced = True
+        offered_only = mislabelled or introduced
         sequence = _call_sequence(self.name, body, require_arguments=label not in CALL_LABELS)
         if sequence is not None:
-            if mislabelled and not all(names_offered_tool(call.name, ctx) for call in sequence[0]):
+            if offered_only and not all(names_offered_tool(call.name, ctx) for call in sequence[0]):
                 return None
             return Extraction(end, *sequence)
         try:
@@ -96,7 +101,7 @@ class FencedFamily(CallFamily):
             found = _named_arguments(self.name, text, pos, value, repairs, body, close >= 0 and _blank_after(text, end), ctx)
         if found is None or (not found[0] and not found[1]):
             return None
-        if mislabelled and not (found[0] and all(names_offered_tool(call.name, ctx) for call in found[0])):
+        if offered_only and not (found[0] and all(names_offered_tool(call.name, ctx) for call in found[0])):
             return None
         return Extraction(end, found[0], found[1])
 
@@ -232,6 +237,44 @@ def _between_sentences(text: str, pos: int, end: int) -> bool:
     if end < len(text) and text[end] not in "\r\n":
         return False
     return not text[max(0, pos - 240) : pos].rstrip().endswith(":")
+
+
+#: the last sentence of a lead-in: from the previous sentence end or line break to the ``:``
+_LEAD_IN_SENTENCE = re.compile(r"(?:^|[.!?]\s|\n)([^\n.!?]{0,160}):\s*$")
+#: words that introduce a sample being shown, or something that came back, rather than a call
+#: being made ("Example output:", "The API takes:", "The tool returned an error:")
+_SAMPLE_WORDS = re.compile(
+    r"\b(?:examples?|e\.g|for instance|samples?|outputs?|format(?:ted)?|looks? like|like this|such as|syntax|schema|"
+    r"respon(?:d|ds|se|ses)|return(?:s|ed)?|results?|errors?|takes|produces?|emits?|generates?|prints?|template|"
+    r"structure|payload|request|definition)\b",
+    re.IGNORECASE,
+)
+#: someone said to act: the model ("I can use the get_weather tool.", "Let me check:") or the user
+#: it talks to ("you can use the write_file tool. Here's how you can do it:", the call it means to make)
+_SOMEONE_ACTS = re.compile(r"\b(?:I|I'll|I'm|I've|I'd|me|let's|we'll|we will|you)\b", re.IGNORECASE)
+#: a lead-in that is a step of the model's plan ("First, read the file:", "Then run the tests:")
+_STEP_START = re.compile(r"\s*+(?:first|then|next|now|finally|after that|step \d+)\b", re.IGNORECASE)
+
+
+def _introduced_as_used(text: str, pos: int, end: int) -> bool:
+    """A fence on its own lines after a lead-in ending in ``:``, prose after it, where someone
+    is said to act ("I can use the get_weather tool. Here's how:", "First, read the file:").
+
+    Documentation introduces call JSON as a sample ("Example output:", "The API takes:")
+    or as something that came back; an answer that offered tools' calls follow speaks of
+    doing: the model's own, or the user's it tells how to run the call it means (small Qwen
+    models answer a request so: "you can use the write_file function. Here's how you can do
+    it:"). The caller asks that every name in the fence is an offered tool's.
+    """
+    if pos > 0 and text[pos - 1] != "\n":
+        return False
+    if end < len(text) and text[end] not in "\r\n":
+        return False
+    before = text[max(0, pos - 240) : pos]
+    lead_in = _LEAD_IN_SENTENCE.search(before)
+    if lead_in is None or _SAMPLE_WORDS.search(lead_in.group(1)):
+        return False
+    return _STEP_START.match(lead_in.group(1)) is not None or _SOMEONE_ACTS.search(before) is not None
 
 
 def _starts_content(text: str, pos: int) -> bool:

@@ -23,7 +23,8 @@ Drift read with a repair (each noted on the call):
   shape Hermes Agent's Gemma 4 parser was written for): the same values,
   keys separated by ``:`` or ``=``, and Python's single-quoted strings too.
 * the name written twice, ``call:NAME:NAME{...}`` (Gemma 4 E2B in the
-  flutter_gemma report): the second is dropped.
+  flutter_gemma report): the second is dropped. Two different names so joined
+  are one namespaced name (``call:mcp:lookup{...}``, an MCP server's tool).
 * Gemma 4 behind a server that strips special tokens (vLLM with
   ``skip_special_tokens``) leaves ``call:NAME{key:value}`` bare: no call
   tokens, no ``<|"|>`` around strings. ``call:`` is an ordinary word, so a
@@ -296,9 +297,12 @@ class FunctionGemmaFamily(CallFamily):
             if missing_prefix:
                 repairs.append(f"no 'call:' before {name!r}")
                 missing_prefix = False
-            if text.startswith(":", cursor) and text.startswith(name, cursor + 1):
-                cursor = skip_space(text, cursor + 1 + len(name))
-                repairs.append(f"name {name!r} written twice")
+            if text.startswith(":", cursor) and (second := _NAME.match(text, cursor + 1)) is not None:
+                if second.group() == name:
+                    repairs.append(f"name {name!r} written twice")
+                else:  # a namespaced name, as MCP clients spell a server's tool (``call:mcp:lookup{...}``)
+                    name = f"{name}:{second.group()}"
+                cursor = skip_space(text, second.end())
             if text.startswith("(", cursor):
                 repairs.append("arguments written in parentheses")
                 try:

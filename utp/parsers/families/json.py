@@ -41,6 +41,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigge
 from utp.parsers.callends import END_OF_TURN, past_orphan_closer
 from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, FLAT_BESIDE, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value, definition_shaped_call, skip_ws, unparseable
 from utp.parsers.taggedjson import salvage_list
+from utp.parsers.codefences import inside_fence
 from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, declares_all, read_json_at
 from utp.parsers.jsonlenient import PYTHON_LITERALS, SINGLE_QUOTES
 from utp.parsers.jsonrepair import DOUBLED_BRACES, UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
@@ -255,7 +256,7 @@ class JsonFamily(CallFamily):
                 return None
             return "inline" if plan or names_offered_tool_at(text, pos, ctx, nested=True) else None
         prose = before[:line_start].rstrip()
-        if prose[prose.rfind("\n") + 1 :].lstrip().startswith("```"):
+        if inside_fence(text, pos - len(before) + line_start):
             return None  # inside a code fence: the fenced family decides
         if prose.endswith(":"):
             return "after_lead_in"
