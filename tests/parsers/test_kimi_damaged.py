@@ -223,3 +223,27 @@ def test_stream_gives_the_same_calls_and_result() -> None:
             assert (result.content, _calls(result)) == (parsed.content, _calls(parsed))
             shown = "".join(e.text for e in events if isinstance(e, ContentDelta))
             assert shown in (parsed.content, "Hi.\nchannel_reply:0\nbye")
+
+
+#: real (an issue report: Kimi behind a client that rewrites call ids to OpenAI's id alphabet, then
+#: shows them back in the history): ids ``functions_NAME_IDX``, the section's opener outside the quote
+SANITIZED_IDS = (
+    f'{BEGIN}functions_Bash_2{ARG}{{"command": "gh pr checks 2", "cwd": "/workspace"}}{END}'
+    f'{BEGIN}functions_Bash_3{ARG}{{"command": "git diff --stat", "cwd": "/workspace"}}{END}{SECTION_END}'
+)
+
+
+@pytest.mark.parametrize("tools", [None, [{"name": "Bash"}]])
+def test_an_id_in_openais_alphabet_names_the_tool(tools: list | None) -> None:
+    """The whole id was taken for the name (``functions_Bash_2``), no tool of that name."""
+    parsed = parse_response(SANITIZED_IDS, tools=tools)
+    assert _calls(parsed) == [
+        ("Bash", {"command": "gh pr checks 2", "cwd": "/workspace"}, "functions_Bash_2"),
+        ("Bash", {"command": "git diff --stat", "cwd": "/workspace"}, "functions_Bash_3"),
+    ]
+    assert parsed.diagnostics == [] and parsed.content == ""
+
+
+def test_an_underscored_name_keeps_its_underscores() -> None:
+    parsed = parse_response(f'{SECTION}{BEGIN}functions_read_file_0{ARG}{{"path": "a"}}{END}{SECTION_END}')
+    assert _calls(parsed) == [("read_file", {"path": "a"}, "functions_read_file_0")]

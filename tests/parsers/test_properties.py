@@ -213,6 +213,12 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda k: re.fullmatch(r"[A-Za-z_][\w.\-]{0,127}", k) is not None,
         lambda n: True,
     ),
+    "minimax_stripped": (
+        "values are raw text up to parameter> (the closing tag's '</' lost); keys sit in a quoted attribute",
+        _forbid("parameter>", "invoke>"),
+        lambda k: 0 < len(k) <= 256 and not set(k) & set("\"'<>\n"),
+        lambda n: True,
+    ),
     "gemini_cli": (
         "a call is one line, its keys parameter names written before their values",
         lambda s: True,

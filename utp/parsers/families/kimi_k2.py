@@ -6,7 +6,8 @@
     <|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>
 
 The id is kept as the call id; the name is the part between ``functions.``
-and ``:IDX``. (Grammar: the chat template and ``docs/tool_call_guidance.md`` of
+and ``:IDX``. An id a client rewrote to OpenAI's id alphabet, ``functions_NAME_IDX``
+(a Kimi model copies it from its history), names ``NAME`` the same way. (Grammar: the chat template and ``docs/tool_call_guidance.md`` of
 moonshotai/Kimi-K2-Instruct; vLLM's ``kimi_k2_tool_parser`` reads the id as
 ``[^<]+:\\d+`` and the arguments as a JSON object.)
 
@@ -57,6 +58,9 @@ ARG_BEGIN = "<|tool_call_argument_begin|>"
 CALL_END = "<|tool_call_end|>"
 #: the id: ``functions.NAME:IDX``; clients that number calls their own way write ``:call_123``
 _ID = re.compile(r"\s*(?:functions\.)?([^\s:<>]{1,200}?)(?::([\w\-]{1,64}))?\s*$")
+#: the same id after a client rewrote it to OpenAI's id alphabet (``functions_NAME_IDX``), which
+#: the model then copies from its history
+_SANITIZED_ID = re.compile(r"\s*functions_([^\s:<>]{1,200}?)_(\d{1,9})\s*$")
 #: an id with its index and then a JSON object: a call whose argument token was dropped
 _BARE_ID = re.compile(r"\s*((?:functions\.)?([^\s:<>{}]{1,200}):\d{1,9})\s*(?=\{)")
 #: scan lookahead for the section token. ``extract`` skips whitespace (``\s`` is ``str.isspace``)
@@ -149,7 +153,7 @@ class KimiK2Family(CallFamily):
                     end = cursor = _skip(text, stop)
                     continue
             else:
-                ident = _ID.match(text[head_start:arg])
+                ident = _SANITIZED_ID.match(text, head_start, arg) or _ID.match(text[head_start:arg])
                 close = closer_past_strings(text, arg + len(ARG_BEGIN), close, CALL_END)
                 # the next call's begin token where this call's end token belongs: that one was left out
                 following = find_forward(text, CALL_BEGIN, arg + len(ARG_BEGIN))

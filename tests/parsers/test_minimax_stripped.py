@@ -1,0 +1,77 @@
+"""MiniMax's XML calls with every ``<`` and ``</`` lost (MLX quants: exo#1882, mlx-lm#1145).
+
+The markup's structure is all there (``invoke name="f">``, ``parameter name="k">v``,
+``parameter>``, ``invoke>``), so it is read as the invokes it was, but only
+where nothing else can be meant: at a line start, for offered tools, every
+block closed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from utp.parsers import parse_response
+from utp.types import Tool
+
+from .conftest import assert_every_cut_matches
+
+TOOLS = [
+    Tool("get_weather", parameters={"type": "object", "properties": {"location": {"type": "string"}, "days": {"type": "integer"}}}),
+    Tool("bash", parameters={"type": "object", "properties": {"command": {"type": "string"}}}),
+]
+
+#: real: the "actual output" of both reports, word for word
+REPORTED = 'invoke name="get_weather">\nparameter name="location">Parisparameter>\ninvoke>'
+
+
+def _calls(text: str, tools: list[Tool] | None = TOOLS) -> list[tuple]:
+    return [(c.name, c.arguments) for c in parse_response(text, tools=tools).tool_calls]
+
+
+def test_the_reported_output_is_the_call_it_was() -> None:
+    parsed = parse_response(REPORTED, tools=TOOLS)
+    assert [(c.name, c.arguments, c.format) for c in parsed.tool_calls] == [("get_weather", {"location": "Paris"}, "minimax_stripped")]
+    assert parsed.content == "" and parsed.diagnostics == []
+
+
+def test_block_tokens_several_invokes_typed_values_and_prose_around() -> None:
+    text = (
+        "Checking both.\nminimax:tool_call>\n"
+        'invoke name="get_weather">\nparameter name="location">Paris, FRparameter>\nparameter name="days">3parameter>\ninvoke>\n'
+        "invoke name='bash'>\nparameter name='command'>ls -la\n  | headparameter>\ninvoke>\n"
+        "minimax:tool_call>\nDone."
+    )
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [
+        ("get_weather", {"location": "Paris, FR", "days": 3}),
+        ("bash", {"command": "ls -la\n  | head"}),
+    ]
+    assert parsed.content == "Checking both.\nDone."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        REPORTED.replace("get_weather", "send_email"),  # no tool of that name
+        "To call it, write invoke name=\"get_weather\"> and then the parameters.",  # inside a sentence
+        'invoke name="get_weather">\nparameter name="location">Paris',  # never closed
+        'invoke name="get_weather">\nThe location is Paris.\ninvoke>',  # not the structure
+    ],
+)
+def test_anything_else_stays_prose(text: str) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert parsed.tool_calls == [] and parsed.content == text
+
+
+def test_without_tools_it_stays_prose() -> None:
+    assert _calls(REPORTED, tools=None) == []
+
+
+def test_the_intact_markup_is_still_claude_style_xml() -> None:
+    text = '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="location">Paris</parameter>\n</invoke>\n</minimax:tool_call>'
+    assert [(c.name, c.format) for c in parse_response(text, tools=TOOLS).tool_calls] == [("get_weather", "anthropic_xml")]
+
+
+@pytest.mark.parametrize("text", [REPORTED, "Sure.\n" + REPORTED + "\nDone.", 'invoke name="get_weather">\nparameter name="location">Paris'])
+def test_streaming_any_cut_matches_one_shot(text: str) -> None:
+    assert_every_cut_matches(text, TOOLS, step=7)
