@@ -127,6 +127,25 @@ def test_gemma4_namespaced_name_is_one_name(tools: list | None) -> None:
     assert parsed.content == "prefix\nsuffix"
 
 
+@pytest.mark.parametrize(
+    ("text", "arguments"),
+    [
+        ('<|tool_call>call:write{{"content":"x"}}<tool_call|>', {"content": "x"}),
+        ('<|tool_call>call:write{{content:<|"|>x<|"|>,n:2}}<tool_call|>', {"content": "x", "n": 2}),
+    ],
+)
+def test_gemma4_arguments_in_doubled_braces(text: str, arguments: dict) -> None:
+    """A Jinja template's escaped braces copied into the call: read as 'missing key' and dropped."""
+    parsed = parse_response(text)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("write", arguments)]
+    assert "arguments inside doubled braces" in parsed.tool_calls[0].repairs
+
+
+def test_gemma4_doubled_braces_around_something_else_stay_unreadable() -> None:
+    parsed = parse_response("<|tool_call>call:write{{a:1},b:2}<tool_call|>")
+    assert parsed.tool_calls == [] and parsed.diagnostics
+
+
 REPEATED_END = '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><tool_call|>\n<tool_call|>Done.'
 
 

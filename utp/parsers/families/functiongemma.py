@@ -25,6 +25,8 @@ Drift read with a repair (each noted on the call):
 * the name written twice, ``call:NAME:NAME{...}`` (Gemma 4 E2B in the
   flutter_gemma report): the second is dropped. Two different names so joined
   are one namespaced name (``call:mcp:lookup{...}``, an MCP server's tool).
+* the arguments in doubled braces, ``call:write{{"content":"x"}}`` (a Jinja
+  template's escaping copied, kronk's Gemma tests): the object inside.
 * Gemma 4 behind a server that strips special tokens (vLLM with
   ``skip_special_tokens``) leaves ``call:NAME{key:value}`` bare: no call
   tokens, no ``<|"|>`` around strings. ``call:`` is an ordinary word, so a
@@ -259,6 +261,23 @@ class _ValueReader:
             raise _Unreadable("expected ',' or ']' in a list", i)
 
 
+def _doubled_braces(text: str, cursor: int, repairs: list[str]) -> tuple[dict[str, Any], int] | None:
+    """``{{...}}``: the arguments object inside braces written twice, as a Jinja template escapes
+    them (``call:write{{"content":"x"}}``); None unless the inner object reads whole and a ``}`` closes it."""
+    if not text.startswith("{{", cursor):
+        return None
+    inner: list[str] = []
+    try:
+        arguments, after = _ValueReader(text, inner).object(cursor + 1, 1)
+    except (_Unreadable, RecursionError):
+        return None
+    after = skip_space(text, after)
+    if not text.startswith("}", after):
+        return None
+    repairs.extend([*inner, "arguments inside doubled braces"])
+    return arguments, after + 1
+
+
 def _name_after_prefix(text: str, prefix_at: int) -> re.Match[str] | None:
     """The name after ``call:`` at ``prefix_at``; inside the call tokens a blank may follow the colon
     (``call: solve{...}``), as the tokens already say a call is written."""
@@ -311,6 +330,8 @@ class FunctionGemmaFamily(CallFamily):
                     return self._unreadable(text, pos, closing, f"arguments of {name!r}: {exc} (offset {exc.offset})", calls, diagnostics)
                 except RecursionError:
                     return self._unreadable(text, pos, closing, f"arguments of {name!r} nested too deeply", calls, diagnostics)
+            elif (doubled := _doubled_braces(text, cursor, repairs)) is not None:
+                arguments, cursor = doubled
             elif text.startswith("{", cursor):
                 try:
                     arguments, cursor = _ValueReader(text, repairs).object(cursor, 1)
