@@ -209,6 +209,13 @@ class TestJson:
         assert names_args(parsed.tool_calls) == one("get_weather", city="Paris")
         assert parsed.tool_calls[0].id == "call_1"
 
+    def test_openai_message_echoed_without_its_role(self) -> None:
+        """Its first key, "content", is no call key: the object was never read (zeroclaw's tests)."""
+        text = json.dumps({"content": "Let me check that for you.", "tool_calls": [
+            {"type": "function", "function": {"name": "shell", "arguments": '{"command": "ls -la"}'}}]})
+        assert calls_of(text) == one("shell", command="ls -la")
+        assert calls_of('{"content": "hello"}') == [] and calls_of('{"content": "x", "tool_calls": []}') == []
+
     @pytest.mark.parametrize("text", [
         json.dumps({"role": "assistant", "content": None, "function_call": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}),
         json.dumps({"function_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}),

@@ -148,3 +148,37 @@ def test_streaming_any_cut_matches_one_shot(text: str) -> None:
     assert_every_cut_matches(text, TOOLS, step=9)
     parsed = parse_response(text, tools=TOOLS)
     assert streamed_at_cuts(text, list(range(0, len(text), 5)), TOOLS) == (parsed.content, [(c.name, c.arguments) for c in parsed.tool_calls])
+
+
+# --- the same lead-ins before call JSON without a fence -------------------------------------------
+
+#: real (AutoGen's manual tool-calling example with Ollama), prose added after it
+TWO_CALLS = 'I will call two functions, get_weather and read_file:\n[{"name": "get_weather", "arguments": {"city": "New York"}}, {"name": "read_file", "arguments": {"path": "a.txt"}}]'
+
+
+def test_call_json_after_a_lead_in_where_someone_acts_is_a_call_with_prose_after_it() -> None:
+    """It was read only when it ended the answer; on a line of its own without the colon it was read anyway."""
+    text = TWO_CALLS + "\n\nI will report back once both return."
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "New York"}), ("read_file", {"path": "a.txt"})]
+    assert parsed.content == "I will call two functions, get_weather and read_file:\nI will report back once both return."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Example output:\n{CALL}\nThe model then waits for the result.",
+        f"Here's how to call the tool:\n{CALL}\nThen the server runs it.",
+        # real (gemma3-270m echoing its prompt's tool list): a listing, not a call
+        f"# Tools\n\nYou can call these tools:\n\n{CALL}\n\nTo call a tool, reply with only the call.",
+        TWO_CALLS.replace("get_weather", "send_email") + "\nMore.",  # a name no tool has
+    ],
+)
+def test_call_json_after_a_sample_lead_in_with_prose_after_it_stays_prose(text: str) -> None:
+    parsed = parse_response(text, tools=TOOLS)
+    assert parsed.tool_calls == [] and parsed.content == text
+
+
+def test_without_tools_call_json_after_a_lead_in_must_end_the_answer() -> None:
+    assert _calls(TWO_CALLS + "\nMore.", tools=None) == []
+    assert len(_calls(TWO_CALLS, tools=None)) == 2

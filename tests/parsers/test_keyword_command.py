@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.parsers.conftest import assert_every_cut_matches
+from tests.parsers.conftest import assert_every_cut_matches, assert_stream_matches_under
 from utp.parsers import parse_response
 from utp.types import Tool
 
@@ -80,3 +80,48 @@ def test_a_stream_releases_an_answer_that_only_starts_with_a_tool_name() -> None
     parser = StreamParser(tools=TOOLS)
     shown = "".join(e.text for e in parser.feed("web_fetch results are cached for an hour, so ") if isinstance(e, ContentDelta))
     assert shown.startswith("web_fetch results")
+
+
+# --- a call tag whose body is a command line, its arguments written as attributes ------------------
+
+ATTRIBUTE_TOOLS = [
+    {"name": name, "parameters": {"type": "object", "properties": {"command": {"type": "string"}, "path": {"type": "string"}}}}
+    for name in ("shell", "exec", "file_read")
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "call", "content"),
+    [
+        ('<tool_call>shell command="date" /></tool_call>', ("shell", {"command": "date"}), ""),
+        # real (an OpenClaw report): the tool named again as an attribute, the tag never closed
+        ('好的。<tool_call>exec tool="exec" command="ls -la /root/.openclaw/workspace/" />', ("exec", {"command": "ls -la /root/.openclaw/workspace/"}), "好的。"),
+        # another model's closer after it (zeroclaw's tests)
+        ('<tool_call>file_read path=".env" /></invoke>', ("file_read", {"path": ".env"}), ""),
+        ('Reading.\n<tool_call>file_read path="a b.txt"</tool_call>\nDone.', ("file_read", {"path": "a b.txt"}), "Reading.\nDone."),
+    ],
+)
+def test_a_call_tag_holding_a_command_line_with_attributes(text: str, call: tuple, content: str) -> None:
+    """Such a body was left as prose."""
+    parsed = parse_response(text, tools=ATTRIBUTE_TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [call]
+    assert parsed.tool_calls[0].repairs == ["arguments written as attributes"]
+    assert parsed.content == content
+    assert_stream_matches_under(text, ATTRIBUTE_TOOLS, 3)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>nope command="date" /></tool_call>',  # no such tool
+        '<tool_call>shell cmd="date" /></tool_call>',  # no such parameter
+        "<tool_call>shell is the tool to use</tool_call>",  # words, not attributes
+        '<tool_call>shell command="date"\nand more</tool_call>',  # more than a line
+    ],
+)
+def test_other_bodies_of_that_shape_are_not_calls(text: str) -> None:
+    assert parse_response(text, tools=ATTRIBUTE_TOOLS).tool_calls == []
+
+
+def test_without_tools_an_attribute_body_is_not_a_call() -> None:
+    assert parse_response('<tool_call>shell command="date" /></tool_call>').tool_calls == []

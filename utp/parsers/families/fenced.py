@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import calls_from_value, skip_ws
 from utp.parsers.familykit import make_call
+from utp.parsers.leadins import introduces_a_call
 from utp.parsers.names import tool_named_before
 from utp.parsers.pythoncalls import names_offered_tool
 from utp.parsers.jsonrepair import loads_lenient, strict_json_at
@@ -239,42 +240,14 @@ def _between_sentences(text: str, pos: int, end: int) -> bool:
     return not text[max(0, pos - 240) : pos].rstrip().endswith(":")
 
 
-#: the last sentence of a lead-in: from the previous sentence end or line break to the ``:``
-_LEAD_IN_SENTENCE = re.compile(r"(?:^|[.!?]\s|\n)([^\n.!?]{0,160}):\s*$")
-#: words that introduce a sample being shown, or something that came back, rather than a call
-#: being made ("Example output:", "The API takes:", "The tool returned an error:")
-_SAMPLE_WORDS = re.compile(
-    r"\b(?:examples?|e\.g|for instance|samples?|outputs?|format(?:ted)?|looks? like|like this|such as|syntax|schema|"
-    r"respon(?:d|ds|se|ses)|return(?:s|ed)?|results?|errors?|takes|produces?|emits?|generates?|prints?|template|"
-    r"structure|payload|request|definition)\b",
-    re.IGNORECASE,
-)
-#: someone said to act: the model ("I can use the get_weather tool.", "Let me check:") or the user
-#: it talks to ("you can use the write_file tool. Here's how you can do it:", the call it means to make)
-_SOMEONE_ACTS = re.compile(r"\b(?:I|I'll|I'm|I've|I'd|me|let's|we'll|we will|you)\b", re.IGNORECASE)
-#: a lead-in that is a step of the model's plan ("First, read the file:", "Then run the tests:")
-_STEP_START = re.compile(r"\s*+(?:first|then|next|now|finally|after that|step \d+)\b", re.IGNORECASE)
-
-
 def _introduced_as_used(text: str, pos: int, end: int) -> bool:
     """A fence on its own lines after a lead-in ending in ``:``, prose after it, where someone
-    is said to act ("I can use the get_weather tool. Here's how:", "First, read the file:").
-
-    Documentation introduces call JSON as a sample ("Example output:", "The API takes:")
-    or as something that came back; an answer that offered tools' calls follow speaks of
-    doing: the model's own, or the user's it tells how to run the call it means (small Qwen
-    models answer a request so: "you can use the write_file function. Here's how you can do
-    it:"). The caller asks that every name in the fence is an offered tool's.
-    """
+    is said to act (see :func:`~utp.parsers.leadins.introduces_a_call`)."""
     if pos > 0 and text[pos - 1] != "\n":
         return False
     if end < len(text) and text[end] not in "\r\n":
         return False
-    before = text[max(0, pos - 240) : pos]
-    lead_in = _LEAD_IN_SENTENCE.search(before)
-    if lead_in is None or _SAMPLE_WORDS.search(lead_in.group(1)):
-        return False
-    return _STEP_START.match(lead_in.group(1)) is not None or _SOMEONE_ACTS.search(before) is not None
+    return introduces_a_call(text, pos)
 
 
 def _starts_content(text: str, pos: int) -> bool:

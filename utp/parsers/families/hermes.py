@@ -42,6 +42,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.callshape import NAME_KEYS, build_call, calls_from_value, repaired_diagnostics, unparseable
 from utp.parsers.elements import NAME_ELEMENTS, OPEN_ELEMENT, child_elements, named_element_call
 from utp.parsers.taggedjson import salvage_list, valid_json_before
+from utp.parsers.families.keyword_command import attribute_call
 from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
 from utp.parsers.pyliteral import LiteralError
@@ -150,6 +151,11 @@ class HermesFamily(CallFamily):
             return self._name_then_json(text, pos, line, limit, close, closer)
         if _PYTHON_CALL_HEAD.match(text, cursor) is not None:
             return self._python_body(text, pos, cursor, close, trigger, closer, strong, ctx)
+        if strong and (command := attribute_call(text, cursor, limit, ctx)) is not None:  # ``shell command="date" />``
+            end = close + len(closer) if close >= 0 else len(text)
+            diagnostics: list[Diagnostic] = []
+            call = make_call(self.name, command[0], command[1], text[pos:end], pos, ["arguments written as attributes"], diagnostics)
+            return Extraction(end, [call], diagnostics)
         return None
 
     # -- bodies

@@ -39,10 +39,12 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.callends import END_OF_TURN, past_orphan_closer
-from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, FLAT_BESIDE, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value, definition_shaped_call, skip_ws, unparseable
+from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value, definition_shaped_call, skip_ws, unparseable
 from utp.parsers.taggedjson import salvage_list
 from utp.parsers.codefences import inside_fence
-from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, declares_all, read_json_at
+from utp.parsers.flatcalls import REQUEST_KEY, after_result_opener, flat_calls
+from utp.parsers.leadins import introduces_a_call
+from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, read_json_at
 from utp.parsers.jsonlenient import PYTHON_LITERALS, SINGLE_QUOTES
 from utp.parsers.jsonrepair import DOUBLED_BRACES, UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
 from utp.parsers.names import names_offered_tool_at, resolve_name
@@ -55,10 +57,9 @@ _LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
 #: keys a call object (or a ``tool_calls`` wrapper: xLAM v1 puts its "thought" first, AutoGPT its
 #: "thoughts" before the "command") may open with
 _CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS) | ROUTING_KEYS | THOUGHT_KEYS | {"arguments", "parameters", "args", "input", "type", "id", "role"}
-#: LangChain's agent blob opens with one of these: only quoted (``{Action: ...`` is ReAct prose)
-#: Langroid's tool messages name the tool under ``request``, the arguments beside it
-REQUEST_KEY = "request"
-_QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY, REQUEST_KEY})
+#: LangChain's agent blob opens with one of these, an echoed OpenAI message may with its "content":
+#: only quoted (``{Action: ...`` is ReAct prose)
+_QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY, REQUEST_KEY, "content"})
 #: ``_OBJECT_START`` with a call key, as a lookahead; the cheap character checks come first
 #: because a flood of ``{`` must fail each position in a few regex steps
 #: (the keys as a trie: a flat alternation of some thirty keys, tried at every ``{`` followed by a
@@ -99,8 +100,6 @@ _LOOKBACK = 240
 _JSON_PUNCTUATION = re.compile(r"[{\[\"]")
 #: a line holding nothing but a bracketed marker before the JSON (``[ACTION] {...}``)
 _MARKER_LINE = re.compile(r"[ \t]*+" + BRACKET_MARKER + r"[ \t]*+\Z")
-#: a key the model chose for the arguments, named as arguments are (``action_variables``, ``tool_params``)
-_ARGUMENTS_WORD = re.compile(r"(?:\A|[_\-])(?:args?|arguments?|params?|parameters?|inputs?|variables|vars|kwargs)\Z", re.I)
 #: what may still grow into a call-shaped start (streaming: wait for more text)
 _GROWABLE = {"{": re.compile(r"\s*\\?[\"']?"), "[": re.compile(r"\s*(?:\{\s*[\"']?)?")}
 
@@ -178,12 +177,12 @@ class JsonFamily(CallFamily):
             found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=True) if known and _as_written(repairs) else None
             if found is not None and not all(_offered(call, ctx) for call in found[0]):
                 return None
-            if found is None and known and _as_written(repairs) and not _after_result_opener(text, pos):
-                found = _flat_calls(value, self.name, text[pos:end], repairs, ctx, inline=True)
+            if found is None and known and _as_written(repairs) and not after_result_opener(text, pos):
+                found = flat_calls(value, self.name, text[pos:end], repairs, ctx, inline=True)
         else:
             found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=not known)
-        if found is None and known and placement != "inline" and not _after_result_opener(text, pos):
-            found = _flat_calls(value, self.name, text[pos:end], repairs, ctx)  # weaker evidence: not mid-sentence, not a result
+        if found is None and known and placement != "inline" and not after_result_opener(text, pos):
+            found = flat_calls(value, self.name, text[pos:end], repairs, ctx)  # weaker evidence: not mid-sentence, not a result
         if found is None and placement == "start" and skip_ws(text, end) >= len(text):
             found = _definition_shaped(value, self.name, text[pos:end], repairs)
         if found is None:
@@ -193,7 +192,7 @@ class JsonFamily(CallFamily):
         turn_end = END_OF_TURN.match(text, skip_ws(text, end))
         if turn_end is not None:
             end = turn_end.end()  # the answer ends with the call, whatever follows the token
-        elif placement == "after_lead_in" and text[end:].strip():
+        elif placement == "after_lead_in" and text[end:].strip() and not self._introduced(text, pos, end, calls, ctx):
             return None  # JSON in the middle of an explanation, not the response's call
         elif placement == "own_line" and not _ends_line(text, end):
             return None
@@ -202,6 +201,11 @@ class JsonFamily(CallFamily):
         if skip_ws(text, end) >= len(text):
             end = len(text)  # whether more calls follow depends on text not yet seen (streaming)
         return Extraction(end, calls, diagnostics)
+
+    @staticmethod
+    def _introduced(text: str, pos: int, end: int, calls: list[ToolCall], ctx: ParseContext) -> bool:
+        """Offered tools' calls ending their line after a lead-in where someone acts ("I will call two functions:")."""
+        return bool(calls) and all(_offered(call, ctx) for call in calls) and _ends_line(text, end) and introduces_a_call(text, pos)
 
     def _name_keyed(self, text: str, pos: int, trigger: str) -> Extraction | None:
         """``{"NAME": {arguments}}`` (or the arguments as a JSON string) as the whole answer, NAME an offered tool.
@@ -378,74 +382,6 @@ def _lenient_end(text: str, pos: int) -> int:
         if found == MAX_CLOSERS_INSIDE:
             return match.start()
     return len(text)
-
-
-#: the repair a call written flat records
-FLAT_ARGUMENTS = "arguments written beside the name (no arguments key)"
-#: the repair a call whose arguments sit under a key of the model's own choosing records
-OWN_KEY_ARGUMENTS = "arguments under a key of the model's own"
-#: the keys that name a flat call's tool
-_FLAT_NAME_KEYS = (*NAME_KEYS, REQUEST_KEY, AGENT_ACTION_KEY)
-#: the name keys that say "call this" (Langroid's request, an agent's action): with them a name alone is a call
-_CALL_THIS_KEYS = frozenset({REQUEST_KEY, AGENT_ACTION_KEY})
-
-
-#: what opens a tool result a model writes itself (``<tool_response>{"name": "f", "content": ...}``):
-#: an object right after one is that (made-up) result, not a call written flat
-_RESULT_OPENER = re.compile(r"(?:<(?:tool_response|tool_result|function_results?|result|observation|output)>|(?:Observation|Result|Output)\s*:)\s*\Z", re.I)
-
-
-#: keys of a tool result's object (Hermes templates and UTP feed results back as ``{"name", "content"}``)
-_RESULT_KEYS = frozenset({"content", "result", "output", "response", "error"})
-
-
-def _after_result_opener(text: str, pos: int) -> bool:
-    return _RESULT_OPENER.search(text, max(0, pos - 64), pos) is not None
-
-
-def _flat_calls(value: object, family: str, raw: str, repairs: list[str], ctx: ParseContext, inline: bool = False) -> tuple[list[ToolCall], list[Diagnostic]] | None:
-    """Calls whose arguments have no arguments key: beside the name (``{"tool_name": "calculator",
-    "expression": "2 * 3"}``), or under a key the model chose (``{"action": "Search",
-    "action_variables": {"input": "x"}}``, Semantic Kernel's planner). A call only when the name is
-    an offered tool's and the keys read as arguments are its parameters (ids and the model's
-    reasoning aside); a list counts when every item is one. ``inline`` (mid-sentence) admits only
-    the second, under a key named as arguments are."""
-    items = value if type(value) is list else [value]
-    calls: list[ToolCall] = []
-    diagnostics: list[Diagnostic] = []
-    for item in items:
-        split = _flat_call(item, ctx, inline)
-        if split is None:
-            return None
-        call, diags = build_call(split[0], split[1], family, raw, [*repairs, split[2]])
-        if call is None:
-            return None
-        calls.append(call)
-        diagnostics.extend(diags)
-    return (calls, diagnostics) if calls else None
-
-
-def _flat_call(item: object, ctx: ParseContext, inline: bool) -> tuple[str, dict, str] | None:
-    if type(item) is not dict:
-        return None
-    name_key = next((key for key in _FLAT_NAME_KEYS if type(item.get(key)) is str), None)
-    if name_key is None:
-        return None
-    resolved = resolve_name(item[name_key], ctx)
-    tool = ctx.tool(resolved.name) if resolved.known else None
-    if tool is None:
-        return None
-    arguments = {key: val for key, val in item.items() if key != name_key and key not in FLAT_BESIDE}
-    if arguments.keys() & _RESULT_KEYS:
-        return None  # ``{"name": "f", "content": ...}`` is how results are fed back: a made-up result, not a call
-    if len(arguments) == 1:
-        key, inner = next(iter(arguments.items()))
-        if type(inner) is dict and key not in tool.properties and (not inline or _ARGUMENTS_WORD.search(key)):
-            if declares_all(inner, tool):
-                return item[name_key], inner, OWN_KEY_ARGUMENTS
-    if inline or not set(arguments) <= set(tool.properties) or not (arguments or name_key in _CALL_THIS_KEYS):
-        return None  # a name alone is a call only where the key says "call this" (a bare "name" may be data)
-    return item[name_key], arguments, FLAT_ARGUMENTS
 
 
 #: the repair a call written in its definition's shape records

@@ -117,6 +117,44 @@ def _command_line(text: str, at: int, ctx: ParseContext) -> tuple[str, dict[str,
     return tool.name, arguments, cursor
 
 
+#: a call tag's body written as a command line: the tool's name, then a blank
+_ATTRIBUTE_NAME = re.compile(r"([A-Za-z_][\w.\-]{0,127}+)[ \t]")
+#: the end of such a body (``shell command="date" />``), and a closing tag after it (``</tool_call>``,
+#: or another model's ``</invoke>``), at most on the next line
+_TAG_END = re.compile(r"[ \t]*/?>[ \t]*(?:\s*</[A-Za-z_][\w:\-]{0,40}>)?\s*\Z|\s*</[A-Za-z_][\w:\-]{0,40}>\s*\Z")
+#: how far past the line such a closing tag may stand
+_CLOSER_REACH = 64
+
+
+def attribute_call(text: str, start: int, limit: int, ctx: ParseContext) -> tuple[str, dict[str, Any]] | None:
+    """The call a call tag's body from ``start`` to ``limit`` writes as a command line, its
+    arguments as attributes: ``shell command="date" />`` inside ``<tool_call>`` (seen in an
+    OpenClaw report and zeroclaw's tests).
+
+    The name must be an offered tool's and every attribute one of its parameters, except a
+    ``tool`` or ``name`` attribute repeating the name (``exec tool="exec" command="ls"``). The
+    body is one line with no ``<`` in it; only a tag end and a closing tag may follow it (so
+    a flood of unclosed tags costs each one a look up to the next ``<``).
+    """
+    named = _ATTRIBUTE_NAME.match(text, start, limit)
+    if named is None or ctx.tool(named.group(1)) is None:
+        return None
+    closing = text.find("<", start, limit)  # a closing tag, or the next tag: the body ends before it
+    if limit - (limit if closing < 0 else closing) > _CLOSER_REACH:
+        return None
+    body = text[start:limit]
+    end = _TAG_END.search(body)
+    line = body[: end.start() if end is not None else len(body)].strip()
+    if "\n" in line:
+        return None
+    name = named.group(1)
+    line = re.sub(rf"""[ \t]+(?:tool|name)=(["']){re.escape(name)}\1(?=[ \t]|\Z)""", "", line)
+    read = _command_line(line, 0, ctx)
+    if read is None or read[2] != len(line):
+        return None
+    return read[0], read[1]
+
+
 def _value(text: str, at: int, tool: Tool, key: str) -> tuple[Any, int] | None:
     """The value at ``at`` (quoted or one bare word), typed by the property's schema, and its end."""
     schema = property_schema(tool, key)
