@@ -182,3 +182,46 @@ def test_call_json_after_a_sample_lead_in_with_prose_after_it_stays_prose(text: 
 def test_without_tools_call_json_after_a_lead_in_must_end_the_answer() -> None:
     assert _calls(TWO_CALLS + "\nMore.", tools=None) == []
     assert len(_calls(TWO_CALLS, tools=None)) == 2
+
+
+# --- a fence labelled with the tool it calls ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "calls", "content"),
+    [
+        # the shape zeroclaw's parser reads for xAI's Grok models (its issue #1420)
+        ('I\'ll read it.\n```tool read_file\n{"path": "/home/user/test.txt"}\n```\nDone.', [("read_file", {"path": "/home/user/test.txt"})], "I'll read it.\nDone."),
+        (
+            'First, the file.\n```tool read_file\n{"path": "/tmp/a.txt"}\n```\nThen the tests.\n```TOOL run_command\n{"command": "pytest"}\n```',
+            [("read_file", {"path": "/tmp/a.txt"}), ("run_command", {"command": "pytest"})],
+            "First, the file.\nThen the tests.",
+        ),
+    ],
+)
+def test_a_fence_labelled_tool_name_is_that_tools_call(text: str, calls: list, content: str) -> None:
+    """The two-word label made the fence a mislabelled one, read only as the whole answer's call JSON."""
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == calls
+    assert parsed.content == content
+    assert_every_cut_matches(text, TOOLS, step=9)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```tool send_email\n{"to": "a@b.c"}\n```',  # no such tool
+        '```tool read_file\n{"file": "a.txt"}\n```',  # a key the tool does not take
+        '```tool read_file\n{"path": "a.txt"}\nand some notes\n```',  # more than the object
+    ],
+)
+def test_other_tool_labelled_fences_are_not_calls(text: str) -> None:
+    assert _calls(text) == []
+
+
+def test_a_tool_labelled_fence_the_output_ends_inside_is_read() -> None:
+    assert _calls('Reading.\n```tool read_file\n{"path": "a.txt"}\n') == [("read_file", {"path": "a.txt"})]
+
+
+def test_without_tools_a_tool_labelled_fence_is_a_sample() -> None:
+    assert _calls('```tool read_file\n{"path": "a.txt"}\n```\nDone.', tools=None) == []

@@ -12,7 +12,9 @@ Several call objects in one body (a line each, or separated by ``;`` or ``,``)
 are each a call. A ```` ```yaml ```` fence (camel-ai's
 MCP agent reads calls written so) is a call, placed as a JSON fence, when its
 body is a YAML mapping (or list of them) shaped like call JSON, with its
-arguments key, and every name is an offered tool's. Python-style bodies in
+arguments key, and every name is an offered tool's. A fence labelled ``tool NAME``
+(xAI's Grok models) holding an arguments object is NAME's call, for an offered
+tool whose parameters the object's keys are. Python-style bodies in
 ```` ```tool_code ```` fences belong to the pythonic family, not here.
 """
 
@@ -26,7 +28,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import calls_from_value, skip_ws
-from utp.parsers.familykit import make_call
+from utp.parsers.familykit import declares_all, make_call, read_json_at
 from utp.parsers.leadins import introduces_a_call
 from utp.parsers.names import tool_named_before
 from utp.parsers.pythoncalls import names_offered_tool
@@ -68,6 +70,9 @@ class FencedFamily(CallFamily):
         else:  # never closed: the body runs to the end, or to a fence written again (a flood reads linearly)
             again = find_forward(text, FENCE, body_start)
             body_end = end = len(text) if again < 0 else again
+        named = _TOOL_NAMED_LABEL.match(text, pos + len(FENCE))
+        if named is not None:
+            return _named_fence_call(self.name, text, pos, named.group(1), body_start, close, end, ctx)
         # any other label (``xml``, ``text``): only a fence that ends the answer, calling offered tools
         mislabelled = label not in CALL_LABELS and label not in DATA_LABELS and label not in YAML_LABELS
         # (an info string that is not one word, or backticks run on: only as the whole answer)
@@ -180,6 +185,27 @@ _NON_SPACE = re.compile(r"\S")
 def _blank_after(text: str, end: int) -> bool:
     """Is there nothing but white space after ``end``? (Without copying the rest: a flood of fences asks at each.)"""
     return _NON_SPACE.search(text, end) is None
+
+
+#: a fence labelled with the tool it calls, the body its arguments (``tool file_write``: xAI's Grok
+#: models, per zeroclaw's parser and its issue #1420)
+_TOOL_NAMED_LABEL = re.compile(r"[ \t]*(?i:tool)[ \t]+([A-Za-z_][\w.\-]{0,127})[ \t]*\r?\n")
+
+
+def _named_fence_call(family: str, text: str, pos: int, name: str, body_start: int, close: int, end: int, ctx: ParseContext) -> Extraction | None:
+    """```` ```tool NAME ```` and an arguments object: NAME's call, for an offered tool whose
+    parameters the object's keys are (a fence closed, or one the output ends inside)."""
+    tool = ctx.tool(name)
+    if tool is None or (close < 0 and end < len(text)):
+        return None
+    read = read_json_at(text, skip_ws(text, body_start), close if close >= 0 else len(text))
+    if read is None or type(read[0]) is not dict or not declares_all(read[0], tool):
+        return None
+    if text[read[1] : close if close >= 0 else len(text)].strip():
+        return None  # more than the object in the fence
+    diagnostics: list = []
+    call = make_call(family, tool.name, read[0], text[pos:end], pos, ["the tool named by the fence's label"], diagnostics)
+    return Extraction(end, [call], diagnostics)
 
 
 def _named_arguments(family: str, text: str, pos: int, value: object, repairs: list[str], body: str, ends_answer: bool, ctx: ParseContext) -> tuple[list[ToolCall], list] | None:
