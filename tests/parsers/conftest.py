@@ -16,7 +16,7 @@ ANNOTATED = CORPUS_DIR / "annotated_outputs.jsonl"
 
 #: families whose rendering between sentences is prose by design: read only as the whole answer
 #: (keyword_command), or unmarked only where the calls end the answer (named_json)
-WHOLE_ANSWER_ONLY = frozenset({"keyword_command", "named_json"})
+WHOLE_ANSWER_ONLY = frozenset({"keyword_command", "named_json", "minimax_stripped"})
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from utp.types import Tool, ToolCall
 TOOLS = [Tool("search", parameters={"type": "object", "properties": {"query": {"type": "string"}}}), Tool("g")]
 
 #: argument values are raw text between tags: a closing tag in a value cannot be escaped
-RAW_TEXT_VALUES = {"qwen3_coder", "anthropic_xml", "deepseek_dsml", "kimi_k3", "bash", "solar_open"}
+RAW_TEXT_VALUES = {"qwen3_coder", "anthropic_xml", "deepseek_dsml", "kimi_k3", "bash", "solar_open", "minimax_stripped"}
 JSON_ARGUMENT_FAMILIES = [name for name in family_names() if name not in RAW_TEXT_VALUES | WHOLE_ANSWER_ONLY]
 
 

@@ -2,8 +2,8 @@
 
 The markup's structure is all there (``invoke name="f">``, ``parameter name="k">v``,
 ``parameter>``, ``invoke>``), so it is read as the invokes it was, but only
-where nothing else can be meant: at a line start, for offered tools, every
-block closed.
+where nothing else can be meant: where the answer's calls are, for offered
+tools, every block closed.
 """
 
 from __future__ import annotations
@@ -34,19 +34,19 @@ def test_the_reported_output_is_the_call_it_was() -> None:
     assert parsed.content == "" and parsed.diagnostics == []
 
 
-def test_block_tokens_several_invokes_typed_values_and_prose_around() -> None:
+def test_several_invokes_after_a_lead_in_typed_values_and_the_blocks_closer() -> None:
     text = (
-        "Checking both.\nminimax:tool_call>\n"
+        "Checking both:\n"
         'invoke name="get_weather">\nparameter name="location">Paris, FRparameter>\nparameter name="days">3parameter>\ninvoke>\n'
         "invoke name='bash'>\nparameter name='command'>ls -la\n  | headparameter>\ninvoke>\n"
-        "minimax:tool_call>\nDone."
+        "minimax:tool_call>"
     )
     parsed = parse_response(text, tools=TOOLS)
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [
         ("get_weather", {"location": "Paris, FR", "days": 3}),
         ("bash", {"command": "ls -la\n  | head"}),
     ]
-    assert parsed.content == "Checking both.\nDone."
+    assert parsed.content == "Checking both:"
 
 
 @pytest.mark.parametrize(
@@ -56,6 +56,8 @@ def test_block_tokens_several_invokes_typed_values_and_prose_around() -> None:
         "To call it, write invoke name=\"get_weather\"> and then the parameters.",  # inside a sentence
         'invoke name="get_weather">\nparameter name="location">Paris',  # never closed
         'invoke name="get_weather">\nThe location is Paris.\ninvoke>',  # not the structure
+        "Sure.\n" + REPORTED + "\nMore words after it.",  # not where the answer's calls are
+        "Sure.\n" + REPORTED,
     ],
 )
 def test_anything_else_stays_prose(text: str) -> None:
@@ -72,6 +74,6 @@ def test_the_intact_markup_is_still_claude_style_xml() -> None:
     assert [(c.name, c.format) for c in parse_response(text, tools=TOOLS).tool_calls] == [("get_weather", "anthropic_xml")]
 
 
-@pytest.mark.parametrize("text", [REPORTED, "Sure.\n" + REPORTED + "\nDone.", 'invoke name="get_weather">\nparameter name="location">Paris'])
+@pytest.mark.parametrize("text", [REPORTED, "Here it is:\n" + REPORTED, "Sure.\n" + REPORTED + "\nDone.", 'invoke name="get_weather">\nparameter name="location">Paris'])
 def test_streaming_any_cut_matches_one_shot(text: str) -> None:
     assert_every_cut_matches(text, TOOLS, step=7)

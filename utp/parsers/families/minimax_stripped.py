@@ -11,13 +11,13 @@ are tokens of their own there, and the detokenizer drops them::
 (exo-explore/exo#1882, ml-explore/mlx-lm#1145). What is left is still the
 markup's whole structure, so it is read as the invokes it was: a run of
 ``invoke name="NAME">`` blocks, each of ``parameter name="KEY">VALUE`` ending
-at ``parameter>``, closed by ``invoke>``, optionally inside the block token
-``minimax:tool_call>`` (written before and after). Values are raw text typed
-by the tool's schema, as in the intact markup.
+at ``parameter>``, closed by ``invoke>`` (a ``minimax:tool_call>`` after the
+last is the block's closer). Values are raw text typed by the tool's schema,
+as in the intact markup.
 
-Only where nothing else can be meant: the first invoke at a line start, the
-name an offered tool's (so never without tools), and every block closed. An
-invoke the output ends inside, or one that is not this structure, stays prose.
+Only where nothing else can be meant: where an answer's calls begin (its
+start, or after a lead-in ending in ``:``), every name an offered tool's (so never without tools), and every block closed. An invoke
+the output ends inside, or one that is not this structure, stays prose.
 """
 
 from __future__ import annotations
@@ -26,18 +26,17 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family
 from utp.parsers.familykit import make_call, render_value
 from utp.parsers.layout import markup_text, unindented
 from utp.parsers.pythoncalls import names_offered_tool
+from utp.parsers.reasoning import begins_call_lines
 from utp.parsers.textscan import find_forward
 from utp.parsers.typedvalues import property_schema, typed_value
 from utp.types import ToolCall
 
 BLOCK = "minimax:tool_call>"
 INVOKE = "invoke name="
-#: the invoke tag's name and its end (scan lookahead after ``invoke name=``)
-HEAD = r"""\s*+(?:"[^"\n<>]{1,256}+"|'[^'\n<>]{1,256}+')\s*+>"""
 _INVOKE = re.compile(r"""invoke name=\s*(?:"([^"\n<>]{1,256})"|'([^'\n<>]{1,256})')\s*>""")
 _PARAMETER = re.compile(r"""parameter name=\s*(?:"([^"\n<>]{1,256})"|'([^'\n<>]{1,256})')\s*>""")
 PARAMETER_END = "parameter>"
@@ -50,14 +49,23 @@ MAX_SPAN = 256 * 1024
 @register_family
 class MinimaxStrippedFamily(CallFamily):
     name = "minimax_stripped"
-    declared_triggers = static_triggers((BLOCK, INVOKE), {BLOCK: r"\s*+invoke name=" + HEAD, INVOKE: HEAD})
+    #: ``invoke name="NAME"`` for each offered tool, where an answer's calls may begin: the words
+    #: stand in every intact MiniMax block and in prose, so searched for everywhere they would cost
+    #: every flood of ``<invoke`` a second look
     aliases = ("minimax_no_brackets",)
     summary = 'invoke name="NAME">parameter name="K">vparameter>invoke> (MiniMax XML with its < and </ lost, MLX)'
 
+    def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+        """``invoke name="NAME"`` (either quote) for each offered tool (a function of the names alone)."""
+        if ctx is None:
+            return ()
+        names = [name for name in ctx.by_name if name and '"' not in name and "'" not in name]
+        return tuple(Trigger(f"{INVOKE}{quote}{name}{quote}", start=Start.ANSWER, from_tool_names=True) for name in names for quote in "\"'")
+
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        if not ctx.has_tools or text[text.rfind("\n", 0, pos) + 1 : pos].strip(" \t"):
-            return None  # only at a line start, and only naming an offered tool
-        cursor = _BLANKS.match(text, pos + len(BLOCK)).end() if trigger == BLOCK else pos  # type: ignore[union-attr]
+        if not ctx.has_tools or not begins_call_lines(text, pos):
+            return None  # the answer's start, or after a lead-in (a stream watches everywhere)
+        cursor = pos
         calls: list[ToolCall] = []
         end = cursor
         while (invoke := _INVOKE.match(text, cursor)) is not None:
