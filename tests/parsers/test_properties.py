@@ -437,6 +437,10 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
         "tool elements, valid calls": lambda n: "<f>\n<a>x</a>\n</f>\n" * (n // 18),
         "tool elements in hermes tags": lambda n: "<tool_call><f><a>x</a>" * (n // 22),
         "python fences of calls": lambda n: "```py\nf()\n" * (n // 10),
+        # Gemini CLI's notation mid-line: each one once looked back over the whole line for its start
+        "gemini notation mid-line": lambda n: "x [tool_call: f for a 'b' " * (n // 26),
+        # call tags holding attributes, never closed: each body once searched to the end of the text
+        "attribute bodies never closed": lambda n: '<tool_call>f a="x" ' * (n // 19),
         "python fences of printed calls": lambda n: "```\nprint(f(a='x'))\n```\n" * (n // 24),
         "react steps": lambda n: "Action: f\nAction Input: x\n" * (n // 27),
         # a tool's name then an object, line after line (named_json): each read stops at the next such

@@ -58,9 +58,11 @@ class GeminiCliFamily(CallFamily):
     summary = "[tool_call: NAME for key 'value'] (the notation of Gemini CLI's system prompt)"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        line_start = text.rfind("\n", 0, pos) + 1
-        if text[line_start:pos].strip(" \t"):
-            return None  # inside a sentence: the notation quoted, not used
+        before = pos
+        while before > 0 and text[before - 1] in " \t":
+            before -= 1
+        if before > 0 and text[before - 1] != "\n":
+            return None  # inside a sentence: the notation quoted, not used (only blanks are looked back over)
         named = _NAME.match(text, pos + len(TRIGGER))
         tool = offered_tool(named.group(1), ctx) if named is not None else None
         if named is None or tool is None:

@@ -49,14 +49,16 @@ MAX_SPAN = 256 * 1024
 @register_family
 class MinimaxStrippedFamily(CallFamily):
     name = "minimax_stripped"
-    #: ``invoke name="NAME"`` for each offered tool, where an answer's calls may begin: the words
-    #: stand in every intact MiniMax block and in prose, so searched for everywhere they would cost
-    #: every flood of ``<invoke`` a second look
     aliases = ("minimax_no_brackets",)
     summary = 'invoke name="NAME">parameter name="K">vparameter>invoke> (MiniMax XML with its < and </ lost, MLX)'
 
     def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
-        """``invoke name="NAME"`` (either quote) for each offered tool (a function of the names alone)."""
+        """``invoke name="NAME"`` (either quote) for each offered tool, where an answer's calls may begin.
+
+        ``invoke name=`` stands in every intact MiniMax block and in prose: searched for
+        everywhere, it cost every flood of ``<minimax:tool_call>`` a second look at each unit.
+        (A function of the names alone: scanners are cached by them.)
+        """
         if ctx is None:
             return ()
         names = [name for name in ctx.by_name if name and '"' not in name and "'" not in name]
