@@ -257,23 +257,21 @@ def _between_sentences(text: str, pos: int, end: int) -> bool:
     """A fence on its own lines after finished prose ("Sure.") is the reply's call.
 
     Prose ending in ``:`` introduces what follows ("The API takes:",
-    "Example output:"), so such a fence is a sample being shown, not used.
+    "Example output:"), so such a fence is a sample being shown, not used
+    (unless the lead-in says someone uses it: :func:`_introduced_as_used`).
     """
-    if pos > 0 and text[pos - 1] != "\n":
-        return False
-    if end < len(text) and text[end] not in "\r\n":
-        return False
-    return not text[max(0, pos - 240) : pos].rstrip().endswith(":")
+    return _on_own_lines(text, pos, end) and not text[max(0, pos - 240) : pos].rstrip().endswith(":")
 
 
 def _introduced_as_used(text: str, pos: int, end: int) -> bool:
     """A fence on its own lines after a lead-in ending in ``:``, prose after it, where someone
     is said to act (see :func:`~utp.parsers.leadins.introduces_a_call`)."""
-    if pos > 0 and text[pos - 1] != "\n":
-        return False
-    if end < len(text) and text[end] not in "\r\n":
-        return False
-    return introduces_a_call(text, pos)
+    return _on_own_lines(text, pos, end) and introduces_a_call(text, pos)
+
+
+def _on_own_lines(text: str, pos: int, end: int) -> bool:
+    """Does the fence from ``pos`` to ``end`` start a line and end one?"""
+    return (pos == 0 or text[pos - 1] == "\n") and (end >= len(text) or text[end] in "\r\n")
 
 
 def _starts_content(text: str, pos: int) -> bool:

@@ -124,6 +124,8 @@ _ATTRIBUTE_NAME = re.compile(r"([A-Za-z_][\w.\-]{0,127}+)[ \t]")
 _TAG_END = re.compile(r"[ \t]*/?>[ \t]*(?:\s*</[A-Za-z_][\w:\-]{0,40}>)?\s*\Z|\s*</[A-Za-z_][\w:\-]{0,40}>\s*\Z")
 #: how far past the line such a closing tag may stand
 _CLOSER_REACH = 64
+#: a ``tool`` or ``name`` attribute, which the body drops where it repeats the tool's name
+_NAME_ATTRIBUTE = re.compile(r"""[ \t]+(?:tool|name)=(["'])([^"'\n]*)\1(?=[ \t]|\Z)""")
 
 
 def attribute_call(text: str, start: int, limit: int, ctx: ParseContext) -> tuple[str, dict[str, Any]] | None:
@@ -148,7 +150,7 @@ def attribute_call(text: str, start: int, limit: int, ctx: ParseContext) -> tupl
     if "\n" in line:
         return None
     name = named.group(1)
-    line = re.sub(rf"""[ \t]+(?:tool|name)=(["']){re.escape(name)}\1(?=[ \t]|\Z)""", "", line)
+    line = _NAME_ATTRIBUTE.sub(lambda found: "" if found.group(2) == name else found.group(), line)
     read = _command_line(line, 0, ctx)
     if read is None or read[2] != len(line):
         return None
