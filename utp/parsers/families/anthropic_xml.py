@@ -66,8 +66,9 @@ _LEADING_SPACE = 256
 _INVOKE_TAIL = NAME_ATTRIBUTE_HEAD
 #: ``_INVOKE`` after ``<invoke`` and its first whitespace, as a scan lookahead
 #: (quoted: an unquoted name is read only inside a wrapper, where it cannot be HTML in prose)
-_INVOKE_NAME_TAIL = rf"""\s*+name\s*+=\s*+(?:"(?:[^"'\n<>]|{_TOKEN}){{1,256}}+"|'(?:[^"'\n<>]|{_TOKEN}){{1,256}}+')\s*+>"""
-_WRAPPED_NAME_TAIL = rf"""\s*+name\s*+=\s*+(?:"(?:[^"'\n<>]|{_TOKEN}){{1,256}}+"|'(?:[^"'\n<>]|{_TOKEN}){{1,256}}+'|{_BARE_VALUE}+)\s*+>"""
+_QUOTED_NAME = rf""""(?:[^"'\n<>]|{_TOKEN}){{1,256}}+"|'(?:[^"'\n<>]|{_TOKEN}){{1,256}}+'"""
+_INVOKE_NAME_TAIL = rf"""\s*+name\s*+=\s*+(?:{_QUOTED_NAME})\s*+>"""
+_WRAPPED_NAME_TAIL = rf"""\s*+name\s*+=\s*+(?:{_QUOTED_NAME}|{_BARE_VALUE}+)\s*+>"""
 #: a message that ended before the block (Glimmer's ``<|eot|>``, Harmony's end tokens)
 _MESSAGE_ENDS = ("<|eot|>", "<|end|>", "<|call|>", "<|return|>")
 #: how far back the header of the message a block sits in is looked for

@@ -72,7 +72,7 @@ class FencedFamily(CallFamily):
             body_end = end = len(text) if again < 0 else again
         named = _TOOL_NAMED_LABEL.match(text, pos + len(FENCE))
         if named is not None:
-            return _named_fence_call(self.name, text, pos, named.group(1), body_start, close, end, ctx)
+            return _named_fence_call(self.name, text, pos, named.group(1), body_start, body_end, close >= 0, end, ctx)
         # any other label (``xml``, ``text``): only a fence that ends the answer, calling offered tools
         mislabelled = label not in CALL_LABELS and label not in DATA_LABELS and label not in YAML_LABELS
         # (an info string that is not one word, or backticks run on: only as the whole answer)
@@ -192,16 +192,16 @@ def _blank_after(text: str, end: int) -> bool:
 _TOOL_NAMED_LABEL = re.compile(r"[ \t]*(?i:tool)[ \t]+([A-Za-z_][\w.\-]{0,127})[ \t]*\r?\n")
 
 
-def _named_fence_call(family: str, text: str, pos: int, name: str, body_start: int, close: int, end: int, ctx: ParseContext) -> Extraction | None:
+def _named_fence_call(family: str, text: str, pos: int, name: str, body_start: int, body_end: int, closed: bool, end: int, ctx: ParseContext) -> Extraction | None:
     """```` ```tool NAME ```` and an arguments object: NAME's call, for an offered tool whose
     parameters the object's keys are (a fence closed, or one the output ends inside)."""
     tool = ctx.tool(name)
-    if tool is None or (close < 0 and end < len(text)):
+    if tool is None or (not closed and end < len(text)):
         return None
-    read = read_json_at(text, skip_ws(text, body_start), close if close >= 0 else len(text))
+    read = read_json_at(text, skip_ws(text, body_start), body_end)
     if read is None or type(read[0]) is not dict or not declares_all(read[0], tool):
         return None
-    if text[read[1] : close if close >= 0 else len(text)].strip():
+    if text[read[1] : body_end].strip():
         return None  # more than the object in the fence
     diagnostics: list = []
     call = make_call(family, tool.name, read[0], text[pos:end], pos, ["the tool named by the fence's label"], diagnostics)
