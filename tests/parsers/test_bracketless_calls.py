@@ -103,7 +103,7 @@ def test_tool_names_that_python_cannot_call_add_no_trigger() -> None:
     assert "ok.name(" in triggers
     assert not {"get-weather(", "search files("} & triggers
     assert {t for t in parser.anchored if t.endswith("(")} == {
-        "ok.name(", "functions.ok.name(", "default_api.ok.name(", "print(ok.name(", "print(default_api.ok.name(",
+        "ok.name(", "functions.ok.name(", "default_api.ok.name(", "print(ok.name(", "print(default_api.ok.name(", "ok.name.call(",
     }
 
 

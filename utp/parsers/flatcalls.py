@@ -20,6 +20,8 @@ from utp.types import Diagnostic, ToolCall
 
 #: Langroid's tool messages name the tool under ``request``, the arguments beside it
 REQUEST_KEY = "request"
+#: Home Assistant's models (home-llm) name the action under ``service``: ``{"service": "light.turn_on", "target_device": …}``
+SERVICE_KEY = "service"
 #: a key the model chose for the arguments, named as arguments are (``action_variables``, ``tool_params``)
 _ARGUMENTS_WORD = re.compile(r"(?:\A|[_\-])(?:args?|arguments?|params?|parameters?|inputs?|variables|vars|kwargs)\Z", re.I)
 
@@ -28,7 +30,7 @@ FLAT_ARGUMENTS = "arguments written beside the name (no arguments key)"
 #: the repair a call whose arguments sit under a key of the model's own choosing records
 OWN_KEY_ARGUMENTS = "arguments under a key of the model's own"
 #: the keys that name a flat call's tool
-_FLAT_NAME_KEYS = (*NAME_KEYS, REQUEST_KEY, AGENT_ACTION_KEY)
+_FLAT_NAME_KEYS = (*NAME_KEYS, REQUEST_KEY, AGENT_ACTION_KEY, SERVICE_KEY)
 #: the name keys that say "call this" (Langroid's request, an agent's action): with them a name alone is a call
 _CALL_THIS_KEYS = frozenset({REQUEST_KEY, AGENT_ACTION_KEY})
 

@@ -46,6 +46,9 @@ TYPOGRAPHIC_QUOTES = "typographic quotes read as string quotes"
 #: ``[{"name": "f", "arguments": {"a": 1}]``: a closer that belongs to an enclosing container
 #: ends the inner ones whose closers were left out (models drop one brace of a call list)
 MISSING_CLOSER = "closed containers whose closers were left out"
+#: ``{"function=webfetch", "arguments": {…}}``: a whole pair written inside one key's quotes
+#: (Qwen3-Coder's ``<function=NAME>`` habit carried into JSON)
+PAIR_IN_ONE_STRING = "key=value written as one quoted key"
 _TYPOGRAPHIC_OPEN, _TYPOGRAPHIC_CLOSE = "\u201c", "\u201d"
 
 _WS = " \t\r\n\u00a0\ufeff"
@@ -64,6 +67,10 @@ _STRING_BODY = {
 }
 _NUMBER = re.compile(r"[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _IDENT = re.compile(r"[A-Za-z_$][\w$\-]*")
+#: a key that holds a whole pair (``function=webfetch``): the key and its value
+_PAIR_IN_KEY = re.compile(r"([A-Za-z_][\w\-]{0,63})=([^=\s\"'{}\[\]][^\"{}\[\]]{0,255})")
+#: what follows a pair: the object's close, or a comma and the next key with its colon
+_PAIR_ENDS = re.compile(r'[ \t\r\n]*+(?:\}|,[ \t\r\n]*+"[^"\\\n]{1,256}+"[ \t\r\n]*+:)')
 _LITERALS: dict[str, tuple[Any, bool]] = {
     "true": (True, False),
     "false": (False, False),
@@ -316,6 +323,11 @@ class _LenientReader:
                 return result
             if not expect_key:
                 self.note(MISSING_COMMA)
+            pair = None if value_starts_here else self.pair_in_key(key)
+            if pair is not None:
+                result[pair[0]] = pair[1]
+                expect_key = False
+                continue
             if not value_starts_here:
                 if not self.read_separator():
                     if self.i >= self.n:  # a key whose value never came: half written
@@ -328,6 +340,14 @@ class _LenientReader:
                 return result
             result[key] = self.read_value()
             expect_key = False
+
+    def pair_in_key(self, key: str) -> tuple[str, str] | None:
+        """``"function=webfetch"`` where a key belongs, the close or the next key right after it: a whole pair."""
+        written = _PAIR_IN_KEY.fullmatch(key)
+        if written is None or _PAIR_ENDS.match(self.text, self.i) is None:
+            return None
+        self.note(PAIR_IN_ONE_STRING)
+        return written.group(1), written.group(2)
 
     def read_key(self) -> tuple[str | None, bool]:
         """Read a key; the flag says the value starts right here (separator was garbled)."""

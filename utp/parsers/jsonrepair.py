@@ -38,6 +38,7 @@ from utp.parsers.jsonlenient import (  # noqa: F401  (re-exported)
     MISSING_CLOSER,
     MISSING_COLON,
     MISSING_COMMA,
+    PAIR_IN_ONE_STRING,
     PYTHON_LITERALS,
     SINGLE_QUOTES,
     TRAILING_COMMA,

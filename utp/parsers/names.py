@@ -2,8 +2,8 @@
 
 Models write ``Get_Weather``, ``functions.get_weather``, ``get weather``,
 ``to=functions.get_weather`` (gpt-oss's recipient header) or ``get_water`` for
-``get_weather``. Exact matches pass; case, spacing, a ``functions.`` prefix and
-a recipient's ``to=`` are normalised; a misspelling within two edits of
+``get_weather``. Exact matches pass; case, spacing, a ``functions.`` prefix,
+Llama's built-in ``.call`` suffix and a recipient's ``to=`` are normalised; a misspelling within two edits of
 exactly *one* offered tool, with the same first letter, is corrected (and
 said so): a typo keeps a name's start, while ``unknown_tool`` is not
 ``known_tool`` misspelt. A call id where the name belongs (``call-get_weather-0``)
@@ -29,6 +29,8 @@ MAX_EDITS = 2
 #: names (either side) shorter than this are corrected within one edit only
 SHORT_NAME = 8
 _PREFIXES = ("functions.", "function.", "tools.", "tool.", "default_api.", "api.")
+#: Llama 3.1's built-in tool syntax, ``brave_search.call(query="x")``, which it writes for offered tools too
+_SUFFIXES = (".call",)
 #: gpt-oss's recipient header written where the name belongs (``to=functions.get_weather``)
 _RECIPIENT = re.compile(r"(?:assistant\s+)?to=")
 _MEMO_LIMIT = 512
@@ -40,7 +42,7 @@ _MARKUP = re.compile(r"<[^<>\n]{0,64}>|<[/|!?][^<>\n]{0,64}\Z")
 _SEPARATORS = re.compile(r"[\s\-.]+")
 #: the value of a call's name key, as a JSON (or JSON-like) call writes it near its start
 #: (a whole key: ``server_name`` names a server, not the tool)
-_NAME_KEY_WORDS = ("name", "tool_name", "function_name", "tool", "function", "action", "request")
+_NAME_KEY_WORDS = ("name", "tool_name", "function_name", "tool", "function", "action", "request", "service")
 _NAME_VALUE = re.compile(r"(?<![\w\-])[\"']?(?:" + "|".join(_NAME_KEY_WORDS) + r")[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
 
 
@@ -62,6 +64,10 @@ def normalize_name(name: str) -> str:
     for prefix in _PREFIXES:
         if lowered.startswith(prefix):
             lowered = lowered[len(prefix) :]
+            break
+    for suffix in _SUFFIXES:
+        if lowered.endswith(suffix) and len(lowered) > len(suffix):
+            lowered = lowered[: -len(suffix)]
             break
     if ":" in lowered:  # kimi-style functions.NAME:0 ids
         head, _, tail = lowered.rpartition(":")

@@ -25,7 +25,10 @@ when its schema lists none). A body that is one JSON object valid as written
 are the tool's declared parameters. A tool of one parameter may get its value
 as the element's text (``<search>capital of France</search>``: Search-R1-style
 agents offer such tools and read such tags). A tool called without arguments
-may be one self-closing element (``<get_location/>``). Anything else in the
+may be one self-closing element (``<get_location/>``), and one with arguments may write
+them as the element's attributes (``<run_command command="ls -l" />``, as qwen2.5-coder
+does after JSX-like prompts; closed at once by ``</run_command>`` or self-closing; every
+attribute one of the tool's parameters, on the tag's one line). Anything else in the
 element (prose for a tool of several parameters, other markup) means the
 element is being shown, not used, and it stays content. An element the output
 ends inside is reported TRUNCATED, never run.
@@ -34,6 +37,7 @@ ends inside is reported TRUNCATED, never run.
 from __future__ import annotations
 
 import datetime
+import html
 import json
 import re
 from collections.abc import Sequence
@@ -45,7 +49,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, regi
 from utp.parsers.familykit import declares_all, make_call, unreadable
 from utp.parsers.typedvalues import property_schema, schema_types, typed_value
 from utp.parsers.reasoning import REASONING_TAGS
-from utp.parsers.textscan import find_forward
+from utp.parsers.textscan import find_forward, skip_space
 from utp.types import DiagnosticKind, ToolCall
 
 #: a tool name that can be an element name (and so a trigger)
@@ -71,6 +75,10 @@ _YAML_START = re.compile(r"\s*+" + _YAML_KEY)
 #: a YAML body's first key as far as written (streaming: it may still become one)
 _YAML_SO_FAR = re.compile(r"\s*+(?:[A-Za-z_][\w\-]{0,100}+(?:[ \t]*+:?)?)?\Z")
 
+#: an element's arguments as attributes, on the tag's line, up to the tag's end (``/>`` or ``>``)
+_ATTRIBUTES = r"""(?:[ \t]*+[A-Za-z_][\w\-]{0,100}+[ \t]*+=[ \t]*+(?:"[^"\n]{0,4096}+"|'[^'\n]{0,4096}+'))++[ \t]*+/?>"""
+_ATTRIBUTES_TAG = re.compile(_ATTRIBUTES)
+_ONE_ATTRIBUTE = re.compile(r"""([A-Za-z_][\w\-]{0,100}+)[ \t]*+=[ \t]*+(?:"([^"\n]*+)"|'([^'\n]*+)')""")
 
 
 def _element_head(name: str) -> str:
@@ -99,9 +107,12 @@ class ClineXmlFamily(CallFamily):
         names = [name for name in ctx.by_name if _ELEMENT_NAME.fullmatch(name)]
         opened = [Trigger(f"<{name}>", _element_head(name), from_tool_names=True) for name in names]
         closed = [Trigger(f"<{name}/>", from_tool_names=True) for name in names]  # a self-closing element is the whole call
-        return tuple(t for t in (*opened, *closed) if t.text not in _RESERVED)
+        attributed = [Trigger(f"<{name} ", _ATTRIBUTES, from_tool_names=True) for name in names]
+        return tuple(t for t in (*opened, *closed, *attributed) if t.text[:-1] + ">" not in _RESERVED)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger.endswith(" "):
+            return self._attributes(text, pos, trigger, ctx)
         if trigger.endswith("/>"):
             name, end = trigger[1:-2], pos + len(trigger)
             return Extraction(end, [make_call(self.name, name, {}, trigger, pos)], final=True) if ctx.tool(name) else None
@@ -132,8 +143,37 @@ class ClineXmlFamily(CallFamily):
         end = close + len(name) + 3
         return Extraction(end, [make_call(self.name, name, arguments, text[pos:end], pos)], final=True)
 
+    def _attributes(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        """``<NAME k="v" />`` (or ``<NAME k="v"></NAME>``): the attributes are the arguments."""
+        name, tool = trigger[1:-1], ctx.tool(trigger[1:-1])
+        tag = _ATTRIBUTES_TAG.match(text, pos + len(trigger))
+        if tool is None or tag is None:
+            return None
+        end = tag.end()
+        if not tag.group().endswith("/>"):
+            closer = f"</{name}>"
+            after = skip_space(text, end)
+            if not text.startswith(closer, after):
+                return None  # an element with a body: the attributes are not the whole call
+            end = after + len(closer)
+        arguments: dict[str, Any] = {}
+        for attribute in _ONE_ATTRIBUTE.finditer(tag.group()):
+            key, raw = attribute.group(1), html.unescape(attribute.group(2) if attribute.group(2) is not None else attribute.group(3))
+            if key not in tool.properties or key in arguments:
+                return None
+            arguments[key] = typed_value(raw, property_schema(tool, key), untyped="json")
+        return Extraction(end, [make_call(self.name, name, arguments, text[pos:end], pos)], final=True)
+
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         body = pos + len(trigger)
+        if trigger.endswith(" "):  # decided once the tag's line or the tag (and a closer right after it) is written
+            tag = _ATTRIBUTES_TAG.match(text, body)
+            if tag is None:
+                return any(mark in text[body : body + 2 * 4096 + 512] for mark in ">\n")
+            if tag.group().endswith("/>"):
+                return True
+            rest = text[skip_space(text, tag.end()) :]
+            return not f"</{trigger[1:-1]}>".startswith(rest) or rest == f"</{trigger[1:-1]}>"
         if trigger.endswith("/>") or find_forward(text, f"</{trigger[1:-1]}>", body) >= 0:
             return True
         if _text_may_close(text, body, trigger[1:-1]):

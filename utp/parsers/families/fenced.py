@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import calls_from_value, skip_ws
 from utp.parsers.familykit import declares_all, make_call, read_json_at
+from utp.parsers.flatcalls import flat_calls
 from utp.parsers.leadins import introduces_a_call
 from utp.parsers.names import tool_named_before
 from utp.parsers.pythoncalls import names_offered_tool
@@ -103,6 +104,8 @@ class FencedFamily(CallFamily):
         if value == [] and not repairs and (_starts_content(text, pos) or _blank_after(text, end)):
             return Extraction(end)  # "no calls" written as an empty fenced list: markup, not prose
         found = calls_from_value(value, self.name, body.strip(), repairs, require_arguments=label not in CALL_LABELS)
+        if found is None and ctx.has_tools:  # an offered tool's call written flat (``{"service": "light.turn_on", …}``)
+            found = flat_calls(value, self.name, body.strip(), repairs, ctx)
         if found is None and label in DATA_LABELS:
             found = _named_arguments(self.name, text, pos, value, repairs, body, close >= 0 and _blank_after(text, end), ctx)
         if found is None or (not found[0] and not found[1]):

@@ -34,8 +34,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import Extraction, ParseContext, Start, Trigger, register_family, static_triggers
-from utp.parsers.familykit import clip, make_call, read_json_at
+from utp.parsers.familykit import clip, ended_before, make_call, read_json_at, unreadable
 from utp.parsers.keyvalue import KeyValueFamily, KeyValueSyntax, name_pattern, render_key_value
+from utp.parsers.nestedelements import ElementMarkup, ElementsBroken, ElementsCut, as_object, read_elements
 from utp.parsers.reasoning import call_list_starts
 from utp.parsers.textscan import find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -63,6 +64,8 @@ _STRAY_AFTER_NAME = re.compile(
 )
 #: a bare name's first character (what a damaged name line starts with too)
 _NAME_START = re.compile(r"""[ \t]*+[^\s<>{}\[\]"']""")
+#: the name, then an element named by a key (``get_weather<city>``): the key in group 2
+_NAME_THEN_ELEMENT = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{1,256}+)\s*+<([A-Za-z_][\w.\-]{0,255}+)>""")
 #: the name and the first key glued, the key's opening tag missing
 _GLUED_KEY = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{2,256}+)</arg_key>""")
 
@@ -118,13 +121,18 @@ class GlmFamily(KeyValueFamily):
         if found is not None:
             return found
         close, reopened = find_forward(text, CLOSE, pos + len(OPEN)), find_forward(text, OPEN, pos + len(OPEN))
+        body = pos + len(OPEN)
+        if close < 0 and reopened < 0:
+            return self._element_arguments(text, pos, body, close, ctx)  # the output ended after its last element
         if close < 0 or 0 <= reopened < close:
             return None  # only a call that closes is mended (and each is read once: linear)
-        body = pos + len(OPEN)
         stray = _STRAY_AFTER_NAME.match(text, body, close + len(CLOSE))
         if stray is not None:
             mended = OPEN + stray.group(1) + text[stray.end() : close + len(CLOSE)]
             return _mended(self, mended, pos, ctx, stray.end() - stray.end(1), f"dropped {stray.group(2).strip()!r} after the name")
+        elements = self._element_arguments(text, pos, body, close, ctx)
+        if elements is not None:
+            return elements
         glued = _GLUED_KEY.match(text, body, close)
         tool = _longest_prefix_tool(glued.group(1), ctx) if glued is not None else None
         if glued is None or tool is None:
@@ -132,6 +140,35 @@ class GlmFamily(KeyValueFamily):
         key = glued.group(1)[len(tool) :]
         mended = OPEN + tool + KEY + key + text[glued.end(1) : close + len(CLOSE)]
         return _mended(self, mended, pos, ctx, -len(KEY), f"split the key {key!r} off the name {glued.group(1)!r}")
+
+    def _element_arguments(self, text: str, pos: int, body: int, close: int, ctx: ParseContext) -> Extraction | None:
+        """``<tool_call>NAME<city>Paris</city></tool_call>``: each argument an element named by its key.
+
+        The name line of GLM's call, then the arguments as MiniMax-M3 and Cline
+        spell them; read for an offered tool whose first element is one of its
+        parameters (nested elements are objects, leaves typed by the schema).
+        ``close`` is the call's closer, or -1 when the output ended before one:
+        then the call is read when its last element is whole (as any call cut
+        after a whole value is), with that repair recorded.
+        """
+        cut = close < 0  # the output ended inside the call: read only up to a whole last element
+        head = _NAME_THEN_ELEMENT.match(text, body, len(text) if cut else close)
+        tool = ctx.tool(head.group(1)) if head is not None else None
+        if head is None or tool is None or head.group(2) not in tool.properties:
+            return None
+        source = text.rstrip() + CLOSE if cut else text
+        try:
+            pairs, end = read_elements(ElementMarkup("", CLOSE), source, head.start(2) - 1, CLOSE, tool.parameters)
+        except (ElementsCut, ElementsBroken):
+            if cut:  # the output ended inside an element: a value cut in half is reported, never run
+                return unreadable(self.name, text, pos, len(text), f"output ended inside the call to {tool.name!r}", kind=DiagnosticKind.TRUNCATED)
+            return None
+        diagnostics: list[Diagnostic] = []
+        repairs = ["arguments written as elements named by their keys, not <arg_key>/<arg_value> pairs"]
+        if cut:
+            end, repairs = len(text), [*repairs, ended_before(CLOSE)]
+        call = make_call(self.name, tool.name, as_object(pairs, tool.parameters), text[pos:end], pos, repairs, diagnostics)
+        return Extraction(end, [call], diagnostics, final=not cut, provisional=cut)  # cut: another element may follow
 
     def _name_line_answer(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         """GLM-4's ``NAME\n{...}``: the whole answer, for an offered tool."""

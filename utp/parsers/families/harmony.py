@@ -23,7 +23,9 @@ and a JSON object is read as that call, with a repair recorded; the glued
 analysis text before it stays content, as nothing marks where it began. The
 recipient may sit in the role position there too, as in the token form
 (``assistant to=functions.NAME commentary json``), and a client that shows the
-stripped text may break the line before the JSON.
+stripped text may break the line before the JSON. A header that kept its tokens
+but lost ``<|message|>`` (``<|channel|>commentary to=functions.NAME
+<|constrain|>json{...}``) is read the same way, its span starting at the opener.
 """
 
 from __future__ import annotations
@@ -65,6 +67,11 @@ _STRIPPED_BODY = re.compile(_STRIPPED_TAIL + r"(?=\{)")
 _RECIPIENT_PREFIX = "to=functions."
 #: a stripped header up to the tool name: the recipient after the channel (glued to the text
 #: before it or not), or in the role position (the channel then follows the name)
+#: the constraint token after a recipient: with it, a header without ``<|message|>`` lost only that token
+#: (without it, JSON glued to the name is no header gpt-oss writes: OVMS reads it as no call)
+_CONSTRAINED = re.compile(r"[ \t]*+<\|constrain\|>")
+#: a channel's recipient as the stripped reader's trigger spells it (see ``_message_token_dropped``)
+_CHANNEL_RECIPIENT = re.compile(r"commentary to=functions\.[^\s<>{]+")
 _STRIPPED_HEADS = ("commentary " + _RECIPIENT_PREFIX, "assistantcommentary " + _RECIPIENT_PREFIX, "assistant " + _RECIPIENT_PREFIX)
 #: recipients that address the reader, not a tool (Glimmer's answer goes ``to=user``)
 TO_THE_READER = frozenset(("assistant", "user"))
@@ -116,6 +123,9 @@ class HarmonyFamily(CallFamily):
             return Extraction(end=_STRAY_RUN.match(text, pos + len(trigger)).end())  # type: ignore[union-attr]
         message_at = bounded_find(text, MESSAGE, pos, MAX_HEADER)
         if message_at == -1:
+            dropped = self._message_token_dropped(text, pos, trigger, ctx)
+            if dropped is not None:
+                return dropped
             if len(text) - pos <= MAX_HEADER:
                 return unreadable(self.name, text, pos, len(text), "output ended inside a message header", kind=DiagnosticKind.TRUNCATED)
             return None
@@ -162,7 +172,10 @@ class HarmonyFamily(CallFamily):
 
         The arguments are read no further than the same header written again.
         """
-        if text.endswith("|>", 0, pos):
+        opener = pos
+        if text.endswith(CHANNEL, 0, pos) and _CONSTRAINED.match(text, pos + len(trigger)) and bounded_find(text, MESSAGE, pos, MAX_HEADER) == -1:
+            opener = pos - len(CHANNEL)  # the header's tokens but no <|message|>: the span starts at its opener
+        elif text.endswith("|>", 0, pos):
             return None  # a real token before it: a header the token reader declined
         name = _offered(trigger.rpartition(_RECIPIENT_PREFIX)[2], ctx)
         body = _STRIPPED_BODY.match(text, pos + len(trigger))
@@ -176,10 +189,29 @@ class HarmonyFamily(CallFamily):
         token = _end_token_at(text, after)
         if token:
             end = after + len(token)
-        repairs = ["header tokens missing (stripped special tokens?)", *repairs]
+        missing = "header tokens missing (stripped special tokens?)" if opener == pos else f"{MESSAGE} left out after the header"
+        repairs = [missing, *repairs]
         diagnostics: list[Diagnostic] = []
-        call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
-        return Extraction(end=end, calls=[call], diagnostics=diagnostics)
+        call = make_call(self.name, name, arguments, text[opener:end], opener, repairs, diagnostics)
+        return Extraction(end=end, calls=[call], diagnostics=diagnostics, start=opener)
+
+    def _message_token_dropped(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        """``<|channel|>commentary to=functions.NAME <|constrain|>json{...}``: the header's tokens but no ``<|message|>``.
+
+        gpt-oss drops that one token now and then; what follows the channel is
+        then the stripped header's shape, read as it (an offered tool, its
+        ``<|constrain|>`` token, a JSON object), the span starting at the header's opener.
+        """
+        channel_at = pos if trigger == CHANNEL else bounded_find(text, CHANNEL, pos, MAX_HEADER)
+        if channel_at == -1:
+            return None
+        recipient = _CHANNEL_RECIPIENT.match(text, channel_at + len(CHANNEL))
+        if recipient is None:
+            return None
+        found = self._stripped(text, recipient.start(), recipient.group(), ctx)
+        if found is not None:
+            found.start = pos
+        return found
 
     def _call(
         self, text: str, pos: int, recipient: str, body_start: int, body_end: int, terminator: str, ctx: ParseContext

@@ -42,7 +42,7 @@ from utp.parsers.callends import END_OF_TURN, past_orphan_closer
 from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value, definition_shaped_call, skip_ws, unparseable
 from utp.parsers.taggedjson import salvage_list
 from utp.parsers.codefences import inside_fence
-from utp.parsers.flatcalls import REQUEST_KEY, after_result_opener, flat_calls
+from utp.parsers.flatcalls import REQUEST_KEY, SERVICE_KEY, after_result_opener, flat_calls
 from utp.parsers.leadins import introduces_a_call
 from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, read_json_at
 from utp.parsers.jsonlenient import PYTHON_LITERALS, SINGLE_QUOTES
@@ -59,7 +59,7 @@ _LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
 _CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS) | ROUTING_KEYS | THOUGHT_KEYS | {"arguments", "parameters", "args", "input", "type", "id", "role"}
 #: LangChain's agent blob opens with one of these, an echoed OpenAI message may with its "content":
 #: only quoted (``{Action: ...`` is ReAct prose)
-_QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY, REQUEST_KEY, "content"})
+_QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY, REQUEST_KEY, SERVICE_KEY, "content"})
 #: ``_OBJECT_START`` with a call key, as a lookahead; the cheap character checks come first
 #: because a flood of ``{`` must fail each position in a few regex steps
 #: (the keys as a trie: a flat alternation of some thirty keys, tried at every ``{`` followed by a

@@ -82,7 +82,9 @@ class LlamaFamily(CallFamily):
             return None  # built-in and python-style calls are all call syntax: no "(", no call
         builtin = _builtin_call(code)
         if builtin is not None:
-            call, diagnostics = build_call(builtin[0], builtin[1], self.name, text[pos:end])
+            # an offered tool named with the ``.call`` itself (``api.call``) is that tool
+            name = f"{builtin[0]}.call" if ctx.tool(f"{builtin[0]}.call") is not None else builtin[0]
+            call, diagnostics = build_call(name, builtin[1], self.name, text[pos:end])
             return Extraction(end, [call] if call else [], diagnostics)
         python = self._python_calls(text, pos, end, code, ctx)
         if python is None and trailer == "" and (blank := code.find("\n\n")) > 0:

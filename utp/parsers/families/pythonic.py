@@ -125,13 +125,15 @@ class PythonicFamily(CallFamily):
 
         Also ``functions.NAME(`` and ``default_api.NAME(``: the namespaces the tools
         are declared in by TypeScript-style prompts (Harmony's ``namespace functions``)
-        and by Gemini-style ones (``default_api``), which models then write before the name.
+        and by Gemini-style ones (``default_api``), which models then write before the name;
+        and ``NAME.call(``, Llama 3.1's built-in tool syntax, written without its ``<|python_tag|>``.
         """
         if ctx is None or not ctx.has_tools:
             return _UNTOOLED
         names = [name for name in ctx.by_name if _CALLABLE_NAME.fullmatch(name)]
         answers = (Trigger(f"{prefix}{name}(", start=Start.ANSWER, from_tool_names=True) for prefix in _NAMESPACES for name in names)
-        return (*self.declared_triggers, *answers)
+        builtin = (Trigger(f"{name}.call(", start=Start.ANSWER, from_tool_names=True) for name in names if not name.endswith(".call"))
+        return (*self.declared_triggers, *answers, *builtin)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == "[":

@@ -42,6 +42,8 @@ MAX_NAME = 256
 _NAMED_PARAMETER = re.compile(r"<parameter\s+" + NAME_ATTRIBUTE)
 #: where a parameter tag starts: ``<parameter=``, Anthropic's ``<parameter name=``, or a nameless ``<parameter>``
 _PARAMETER_TAG = re.compile(r"<parameter(?:=|\s+name\s*=|[ \t]*>)")
+#: the output ends inside ``<parameter name=`` (a stream must wait for the rest)
+_NAMED_PARAMETER_SO_FAR = re.compile(r"<parameter\s{1,16}+(?:n(?:a(?:m(?:e\s{0,16}+)?)?)?)?\Z")
 #: where a tagged parameter starts (a value runs to its close or to one of these: a nameless
 #: ``<parameter>`` inside a value is the value's text, as the template never writes one)
 _TAGGED_PARAMETER = re.compile(r"<parameter(?:=|\s+name\s*=)")
@@ -51,7 +53,7 @@ _PARAMETER_CLOSE = re.compile(r"</parameter(?:[ \t]*/?>|(?=[\s<]|\Z))")
 _KEY_EQUALS = re.compile(r"[ \t]*([A-Za-z_][\w.\-]{0,255}+)[ \t]*=")
 #: the next call's opening tag inside this call's body: a name closed by '>', then a parameter tag or
 #: the call's close (the shape the bare trigger requires); possessive, as the first '>' ends the name
-_NEXT_CALL = re.compile(rf"<function=[^<>{{\n]{{1,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+(?:<parameter=|</function>)")
+_NEXT_CALL = re.compile(rf"<function=[^<>{{\n]{{1,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+(?:<parameter(?:=|\s+name\s*=)|</function>)")
 #: what a parameter key looks like when no tag says it is one
 _KEY = re.compile(r"[A-Za-z_][\w.\-]{0,255}+")
 
@@ -87,6 +89,8 @@ def name_settled(text: str, start: int) -> bool:
         partial = text[start : start + MAX_NAME]
         return close != -1 or len(text) - start > MAX_NAME or "\n" in partial or "<" in partial
     body = skip_space(text, header[1])
+    if body < len(text) and _NAMED_PARAMETER_SO_FAR.match(text, body):
+        return False  # ``<parameter nam``: may still become Anthropic's spelling of the tag
     return body < len(text) and not is_proper_prefix(text, body, PARAMETER) and not is_proper_prefix(text, body, FUNCTION_END)
 
 
@@ -154,11 +158,12 @@ class Qwen3CoderFamily(CallFamily):
     priority = 70
     #: wrapped calls open with ``<function=`` (scan lookahead; the bare trigger needs none)
     #: a bare <function= is ours only with a name closed by '>' (no '<' or '{' in it) within
-    #: MAX_NAME characters, then at most MAX_NAME whitespace and <parameter= or </function>
-    #: (``_bare_body_is_ours``); possessive runs, as the first '>' ends the name
+    #: MAX_NAME characters, then at most MAX_NAME whitespace and <parameter= (or Anthropic's
+    #: <parameter name=, which MiniMax writes there) or </function> (``_bare_body_is_ours``);
+    #: possessive runs, as the first '>' ends the name
     declared_triggers = static_triggers((*BLOCKS, FUNCTION), {
         **dict.fromkeys(BLOCKS, r"\s*<function="),
-        FUNCTION: rf"[^<>{{]{{0,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+(?:<parameter=|</function>)",
+        FUNCTION: rf"[^<>{{]{{0,{MAX_NAME}}}+>\s{{0,{MAX_NAME}}}+(?:<parameter(?:=|\s+name\s*=)|</function>)",
     })
     aliases = ("qwen3_coder_xml", "qwen3-coder")
     summary = "Qwen3-Coder: <tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call>"
@@ -215,7 +220,7 @@ class Qwen3CoderFamily(CallFamily):
         if header is None or "{" in header[0]:
             return False
         body = skip_space(text, header[1], header[1] + MAX_NAME)
-        return text.startswith(PARAMETER, body) or text.startswith(FUNCTION_END, body)
+        return _TAGGED_PARAMETER.match(text, body) is not None or text.startswith(FUNCTION_END, body)
 
     def _read_function(
         self, text: str, at: int, closer: str, ctx: ParseContext, diagnostics: list[Diagnostic]

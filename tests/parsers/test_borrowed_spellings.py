@@ -1,0 +1,231 @@
+"""One format's call written with a piece of another's spelling, read from each format's definition.
+
+* Qwen3-Coder's bare ``<function=f>`` whose parameters are spelled as Anthropic's and
+  MiniMax's, ``<parameter name="k">`` (MiniMax models write this without a block around it).
+* gpt-oss's header with its tokens but without ``<|message|>``:
+  ``<|channel|>commentary to=functions.f <|constrain|>json{…}``; JSON glued to the name
+  with no constraint token stays no call.
+* GLM's name line followed by arguments as elements named by their keys:
+  ``<tool_call>f<city>Paris</city></tool_call>``.
+* Qwen3-Coder's ``function=NAME`` carried into a JSON call: ``{"function=f", "arguments": {…}}``.
+* A tool's element with its arguments as attributes: ``<run_command command="ls -l" />``.
+* Llama 3.1's built-in ``f.call(a=1)`` syntax written for an offered tool, without its tag;
+  a tool named ``api.call`` itself is that tool.
+* A call written flat (arguments beside the name) inside a fence, and Home Assistant's
+  ``{"service": "light.turn_on", …}`` (home-llm's ```` ```homeassistant ```` block).
+
+Every shape has its negative (prose or data that looks like it is no call) and streams to the
+one-shot reading.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from utp.parsers import parse_response
+from utp.parsers import jsonrepair as jr
+from utp.types import Tool
+
+from .conftest import assert_every_cut_matches, assert_stream_matches_under
+
+RUN = Tool("run_command", parameters={"type": "object", "properties": {
+    "command": {"type": "string"}, "workdir": {"type": "string"}, "timeout": {"type": "integer"}}})
+BROWSE = Tool("browser_action", parameters={"type": "object", "properties": {"action": {"type": "string"}, "url": {"type": "string"}}})
+WEATHER = Tool("get_weather", parameters={"type": "object", "properties": {
+    "location": {"type": "string"}, "days": {"type": "integer"},
+    "where": {"type": "object", "properties": {"lat": {"type": "number"}}}}})
+FETCH = Tool("webfetch", parameters={"type": "object", "properties": {"url": {"type": "string"}, "format": {"type": "string"}}})
+SEARCH = Tool("brave_search", parameters={"type": "object", "properties": {"query": {"type": "string"}, "count": {"type": "integer"}}})
+COVER = Tool("cover.close_cover", parameters={"type": "object", "properties": {"target_device": {"type": "string"}}})
+TOOLS = [RUN, BROWSE, WEATHER, FETCH, SEARCH, COVER]
+
+
+def calls(text: str, tools: list[Tool] | None = TOOLS) -> list[tuple[str, dict]]:
+    return [(c.name, c.arguments) for c in parse_response(text, tools=tools).tool_calls]
+
+
+MINIMAX_PARAMETERS = (
+    '<function=browser_action>\n<parameter name="action">launch</parameter>\n'
+    '<parameter name="url">http://host.docker.internal/</parameter>\n</function>'
+)
+
+
+def test_a_bare_qwen3_coder_call_with_named_parameter_tags() -> None:
+    assert calls(MINIMAX_PARAMETERS) == [("browser_action", {"action": "launch", "url": "http://host.docker.internal/"})]
+    two = 'Opening it. <function=browser_action><parameter name="action">launch</parameter></function>\n' + MINIMAX_PARAMETERS
+    assert [name for name, _ in calls(two)] == ["browser_action", "browser_action"]
+
+
+def test_named_parameter_tags_stream_at_every_cut() -> None:
+    assert_every_cut_matches(MINIMAX_PARAMETERS, TOOLS, step=9)
+
+
+def test_prose_naming_function_and_parameter_tags_is_no_call() -> None:
+    text = 'Write <function=NAME> and then <parameter name="key"> for each argument.'
+    assert calls(text) == []
+    assert parse_response(text, tools=TOOLS).content == text
+
+
+DROPPED_MESSAGE = '<|channel|>commentary to=functions.run_command <|constrain|>json{\n  "command": "date",\n  "workdir": "/"\n}'
+
+
+def test_a_harmony_header_without_its_message_token() -> None:
+    parsed = parse_response(DROPPED_MESSAGE, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("run_command", {"command": "date", "workdir": "/"})]
+    assert parsed.tool_calls[0].repairs == ["<|message|> left out after the header"]
+    assert parsed.content == ""
+
+
+def test_a_header_without_its_message_token_then_a_long_answer_leaves_no_token_in_the_content() -> None:
+    text = '<|channel|>commentary to=functions.run_command <|constrain|>json{"command": "date"}<|call|>' + " and then some" * 60
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("run_command", {"command": "date"})]
+    assert "<|" not in parsed.content
+    for size in (1, 5, 64):
+        assert_stream_matches_under(text, TOOLS, size)
+
+
+def test_a_header_without_its_message_token_streams_at_every_cut() -> None:
+    assert_every_cut_matches(DROPPED_MESSAGE, TOOLS, step=9)
+
+
+@pytest.mark.parametrize("text", [
+    '<|channel|>commentary to=functions.run_command{"command": "date"}<|end|>',  # no constraint: not a header gpt-oss writes
+    '<|channel|>commentary to=functions.nosuch <|constrain|>json{"command": "date"}',  # not an offered tool
+])
+def test_json_glued_to_a_recipient_without_the_constraint_or_for_no_tool_is_no_call(text: str) -> None:
+    assert calls(text) == []
+
+
+GLM_ELEMENTS = [
+    ("<tool_call>get_weather<location>Tokyo</location><days>3</days></tool_call>", [("get_weather", {"location": "Tokyo", "days": 3})]),
+    ("I'll look that up.\n<tool_call>get_weather\n<location>Oslo</location>\n<where><lat>59.9</lat></where>\n</tool_call>\nHere it is.",
+     [("get_weather", {"location": "Oslo", "where": {"lat": 59.9}})]),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), GLM_ELEMENTS)
+def test_glm_name_line_then_arguments_as_elements(text: str, want: list) -> None:
+    assert calls(text) == want
+
+
+def test_glm_elements_stream_at_every_cut() -> None:
+    assert_every_cut_matches(GLM_ELEMENTS[1][0], TOOLS, step=9)
+
+
+def test_glm_elements_the_output_stopped_after_are_read_unless_the_length_limit_stopped_it() -> None:
+    text = "<tool_call>get_weather<location>Tokyo</location>\n"
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"location": "Tokyo"})]
+    assert "output ended before </tool_call>" in parsed.tool_calls[0].repairs
+    limited = {"message": {"role": "assistant", "content": text}, "done": True, "done_reason": "length"}
+    assert parse_response(limited, tools=TOOLS).tool_calls == []
+    assert_every_cut_matches(text, TOOLS, step=7)
+
+
+def test_glm_elements_the_output_stopped_inside_are_reported_not_run() -> None:
+    parsed = parse_response("<tool_call>get_weather<location>Tokyo</location><days>", tools=TOOLS)
+    assert parsed.tool_calls == []
+    assert [d.kind.value for d in parsed.diagnostics] == ["truncated"]
+
+
+@pytest.mark.parametrize("text", [
+    "<tool_call>get_weather<b>Tokyo</b></tool_call>",  # an element that is no parameter of the tool
+    "<tool_call>nosuch<location>Tokyo</location></tool_call>",  # no offered tool
+    "<tool_call>get_weather<location>Tokyo</location> and so on</tool_call>",  # prose among the elements
+])
+def test_name_lines_before_other_markup_are_no_call(text: str) -> None:
+    assert calls(text) == []
+
+
+def test_a_pair_written_inside_one_key_is_read_as_that_pair() -> None:
+    assert jr.loads_lenient('{"function=webfetch","arguments":{"url":"x"}}') == ({"function": "webfetch", "arguments": {"url": "x"}}, [jr.PAIR_IN_ONE_STRING])
+    text = '<tool_call>\n{"function=webfetch","arguments":{"url":"https://docs.opencode.ai","format":"markdown"}}\n</tool_call>'
+    assert calls(text) == [("webfetch", {"url": "https://docs.opencode.ai", "format": "markdown"})]
+
+
+def test_a_key_with_an_equals_sign_before_its_value_stays_a_key() -> None:
+    assert jr.loads_lenient('{"a=b", "c"}') == ({"a=b": "c"}, [jr.COMMA_FOR_COLON])
+    assert jr.loads_lenient('{"x=1": 2}') == ({"x=1": 2}, [])
+
+
+ATTRIBUTES = [
+    ('<run_command command="ls -l" />', [("run_command", {"command": "ls -l"})]),
+    ('<run_command command="make test" timeout="60"></run_command>', [("run_command", {"command": "make test", "timeout": 60})]),
+    ("Running it now.\n<run_command command='cd /tmp &amp;&amp; ls' workdir=\"/\"/>", [("run_command", {"command": "cd /tmp && ls", "workdir": "/"})]),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), ATTRIBUTES)
+def test_a_tools_element_with_its_arguments_as_attributes(text: str, want: list) -> None:
+    assert calls(text) == want
+
+
+@pytest.mark.parametrize("index", range(len(ATTRIBUTES)))
+def test_attribute_elements_stream_at_every_cut(index: int) -> None:
+    assert_every_cut_matches(ATTRIBUTES[index][0], TOOLS, step=9)
+
+
+@pytest.mark.parametrize("text", [
+    '<run_command command="ls">and a body</run_command>',  # an element with a body: shown, not used
+    '<run_command shell="bash" />',  # an attribute that is no parameter
+    '<run_command command="ls" command="pwd" />',  # one argument twice
+    '<other_tool command="ls" />',  # no offered tool
+])
+def test_attribute_elements_that_are_not_a_whole_call_are_no_call(text: str) -> None:
+    assert calls(text) == []
+
+
+BUILTIN_SYNTAX = [
+    ('brave_search.call(query="weather in London")', [("brave_search", {"query": "weather in London"})]),
+    ("brave_search.call(query='tides', count=3)\n", [("brave_search", {"query": "tides", "count": 3})]),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), BUILTIN_SYNTAX)
+def test_llama_builtin_syntax_for_an_offered_tool_without_its_tag(text: str, want: list) -> None:
+    assert calls(text) == want
+
+
+def test_llama_builtin_syntax_streams_at_every_cut() -> None:
+    assert_every_cut_matches(BUILTIN_SYNTAX[0][0], TOOLS, step=9)
+
+
+def test_a_tool_named_with_call_is_that_tool() -> None:
+    api = Tool("api.call", parameters={"type": "object", "properties": {"text": {"type": "string"}}})
+    assert calls("<|python_tag|>api.call(text='hello')<|eom_id|>", [api]) == [("api.call", {"text": "hello"})]
+    assert calls("<|python_tag|>brave_search.call(query='x')<|eom_id|>") == [("brave_search", {"query": "x"})]
+
+
+@pytest.mark.parametrize("text", [
+    'You can use brave_search.call(query="x") for that.',
+    'brave_search.call(query="x") returns results, which is handy',
+])
+def test_builtin_syntax_in_prose_is_no_call(text: str) -> None:
+    assert calls(text) == []
+
+
+FLAT_FENCES = [
+    ('closing the blinds as you requested.\n```homeassistant\n{"service": "cover.close_cover", "target_device": "cover.kitchen"}\n```',
+     [("cover.close_cover", {"target_device": "cover.kitchen"})]),
+    ('```json\n{"tool_name": "get_weather", "location": "Oslo", "days": 2}\n```', [("get_weather", {"location": "Oslo", "days": 2})]),
+    ('{"service": "cover.close_cover", "target_device": "cover.kitchen"}', [("cover.close_cover", {"target_device": "cover.kitchen"})]),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), FLAT_FENCES)
+def test_a_call_written_flat_in_a_fence_and_home_assistants_service_key(text: str, want: list) -> None:
+    assert calls(text) == want
+
+
+def test_flat_fences_stream_at_every_cut() -> None:
+    assert_every_cut_matches(FLAT_FENCES[0][0], TOOLS, step=9)
+
+
+@pytest.mark.parametrize("text", [
+    'Example:\n```json\n{"tool_name": "get_weather", "location": "Oslo"}\n```\nThat is the format.',  # a sample shown
+    'The data {"service": "cover.close_cover", "target_device": "cover.kitchen"} is here.',  # mid-sentence
+    '```json\n{"service": "web", "port": 80}\n```',  # a service that is no offered tool: configuration
+])
+def test_flat_objects_shown_or_naming_no_tool_are_no_call(text: str) -> None:
+    assert calls(text) == []
