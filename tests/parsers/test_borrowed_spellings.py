@@ -13,6 +13,8 @@
   a tool named ``api.call`` itself is that tool.
 * A call written flat (arguments beside the name) inside a fence, and Home Assistant's
   ``{"service": "light.turn_on", …}`` (home-llm's ```` ```homeassistant ```` block).
+* Gemma 4's argument quoted Python's way and closed by its own quote token too
+  (``pattern:':\\s*\\w+'<|"|>``): the stray token is dropped.
 
 Every shape has its negative (prose or data that looks like it is no call) and streams to the
 one-shot reading.
@@ -229,3 +231,19 @@ def test_flat_fences_stream_at_every_cut() -> None:
 ])
 def test_flat_objects_shown_or_naming_no_tool_are_no_call(text: str) -> None:
     assert calls(text) == []
+
+
+GREP = Tool("grep", parameters={"type": "object", "properties": {"pattern": {"type": "string"}, "path": {"type": "string"}}})
+GEMMA_STRAY = '<|tool_call>call:grep{path:<|"|>/data<|"|>,pattern:\':\\s*\\w+\'<|"|>}<tool_call|>'
+
+
+def test_gemma_value_quoted_pythons_way_then_closed_by_the_quote_token() -> None:
+    parsed = parse_response(GEMMA_STRAY, tools=[GREP])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("grep", {"path": "/data", "pattern": ":\\s*\\w+"})]
+    assert parsed.tool_calls[0].repairs == ['dropped a stray <|"|> after a quoted value']
+    assert_every_cut_matches(GEMMA_STRAY, [GREP], step=9)
+
+
+def test_a_quote_token_after_an_unquoted_value_is_still_unreadable() -> None:
+    parsed = parse_response('<|tool_call>call:grep{pattern:abc<|"|>}<tool_call|>', tools=[GREP])
+    assert parsed.tool_calls == [] and [d.kind.value for d in parsed.diagnostics] == ["unparseable"]

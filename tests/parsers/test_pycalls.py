@@ -10,13 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from utp.parsers.pycalls import read_simple_calls
-from utp.parsers.pyliteral import LiteralError, _calls_from_tree, _parse_expression, parse_calls
+from utp.parsers.pyliteral import LiteralError, _calls_from_tree, parse_expression, parse_calls
 from utp.parsers.typedvalues import json_or_text
 
 
 def ast_answer(source: str, one_per_line: bool) -> Any:
     try:
-        calls = _calls_from_tree(_parse_expression(source, "exec" if one_per_line else "eval"))
+        calls = _calls_from_tree(parse_expression(source, "exec" if one_per_line else "eval"))
     except (LiteralError, RecursionError):
         return "error"
     return [(c.name, c.keywords, c.positional, c.repairs) for c in calls]
@@ -153,3 +153,16 @@ def test_untyped_raw_values_are_the_json_they_spell_else_text(raw: str, value: o
 def test_untyped_numbers_read_as_json_reads_them(number: int | float) -> None:
     text = json.dumps(number)
     assert json_or_text(text) == json.loads(text) and type(json_or_text(text)) is type(json.loads(text))
+
+
+@pytest.mark.parametrize(("text", "family"), [("[f(p='a\\s+')]", "pythonic"), ("<|python_tag|>f.call(p='a\\s+')", "llama")])
+def test_an_escape_python_does_not_know_reads_the_same_when_warnings_are_errors(text: str, family: str) -> None:
+    """``'\\s'`` warns in Python (a SyntaxWarning from 3.12); under ``-W error`` that must not lose the call."""
+    import warnings
+
+    from utp.parsers import parse_response
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parsed = parse_response(text, tools=[{"name": "f", "parameters": {}}])
+    assert [(c.name, c.arguments, c.format, c.repairs) for c in parsed.tool_calls] == [("f", {"p": "a\\s+"}, family, [])]

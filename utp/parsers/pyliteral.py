@@ -16,6 +16,7 @@ import ast
 import json
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,9 +79,21 @@ def literal_value(node: ast.AST) -> Any:
     raise LiteralError(f"{type(node).__name__} at column {getattr(node, 'col_offset', '?')} is not a literal")
 
 
-def _parse_expression(source: str, mode: str = "eval") -> ast.AST:
+def parse_expression(source: str, mode: str = "eval") -> ast.AST:
+    """``source`` parsed by ``ast``; a model's ``'\\s+'`` (an escape Python does not know) stays text.
+
+    Python warns about such escapes (a ``SyntaxWarning`` printed from 3.12, and
+    under ``-W error`` the warning becomes a ``SyntaxError`` that would lose the
+    call), so they are parsed with that warning silenced; only a source with a
+    backslash can hold one, so only those pay for the filter.
+    """
     try:
-        return ast.parse(source, mode=mode)
+        if "\\" not in source:
+            return ast.parse(source, mode=mode)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return ast.parse(source, mode=mode)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
         where = f" (line {exc.lineno}, column {exc.offset})" if isinstance(exc, SyntaxError) and exc.lineno else ""
         raise LiteralError(f"not valid Python literal syntax{where}: {getattr(exc, 'msg', exc)}") from None
@@ -161,12 +174,12 @@ def parse_literal(text: str) -> tuple[Any, list[str]]:
     except (ValueError, RecursionError):
         pass
     try:
-        return literal_value(_parse_expression(stripped).body), []  # type: ignore[attr-defined]
+        return literal_value(parse_expression(stripped).body), []  # type: ignore[attr-defined]
     except LiteralError as first_error:
         fixed = repair_brace_assignments(stripped)
         if fixed is None:
             raise first_error
-        value = literal_value(_parse_expression(fixed).body)  # type: ignore[attr-defined]
+        value = literal_value(parse_expression(fixed).body)  # type: ignore[attr-defined]
         return value, ["key=value inside braces read as object entries"]
     except RecursionError:
         raise LiteralError("literal nested too deeply") from None
@@ -276,12 +289,12 @@ def parse_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawCal
     if simple is not None:
         return simple, []
     try:
-        return _calls_from_tree(_parse_expression(stripped, mode)), []
+        return _calls_from_tree(parse_expression(stripped, mode)), []
     except LiteralError as first_error:
         renamed, names = aliased(stripped)
         if names:  # ``weather-forecast(...)``, ``f(from="SFO")``: names Python cannot spell
             try:
-                calls = _calls_from_tree(_parse_expression(renamed, mode))
+                calls = _calls_from_tree(parse_expression(renamed, mode))
             except LiteralError:
                 raise first_error from None
             return calls, restore(calls, names)
@@ -289,7 +302,7 @@ def parse_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawCal
         if fixed is None:
             raise first_error
         try:
-            calls = _calls_from_tree(_parse_expression(fixed, mode))
+            calls = _calls_from_tree(parse_expression(fixed, mode))
         except LiteralError:
             raise first_error from None
         return calls, ["key=value inside braces read as object entries"]
@@ -347,13 +360,13 @@ def salvage_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawC
     stripped = source.strip()
     repairs: list[str] = []
     try:
-        tree = _parse_expression(stripped, mode)
+        tree = parse_expression(stripped, mode)
     except LiteralError:
         fixed = repair_brace_assignments(stripped)
         if fixed is None:
             return None
         try:
-            tree = _parse_expression(fixed, mode)
+            tree = parse_expression(fixed, mode)
         except LiteralError:
             return None
         stripped, repairs = fixed, ["key=value inside braces read as object entries"]

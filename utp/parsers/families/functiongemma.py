@@ -230,8 +230,11 @@ class _ValueReader:
             i = skip_space(text, i)
             if i >= len(text) or text[i] not in separators:
                 raise _Unreadable(f"expected ':' after key {key!r}", i)
+            quoted_as_python = text[skip_space(text, i + 1) : skip_space(text, i + 1) + 1] in "'\""
             out[key], i = self.value(i + 1, depth)
             i = skip_space(text, i)
+            if quoted_as_python and (stray := self.stray_quote_token(i, close)) > i:
+                i = stray  # ``'x'<|"|>``: the value quoted Python's way, then Gemma 4's closing token too
             if text.startswith(",", i):
                 i = skip_space(text, i + 1)
                 if text.startswith(close, i):
@@ -240,6 +243,16 @@ class _ValueReader:
             if text.startswith(close, i):
                 return out, i + 1
             raise _Unreadable(f"expected ',' or '{close}' in arguments", i)
+
+    def stray_quote_token(self, i: int, close: str) -> int:
+        """Past a ``<|"|>`` at ``i`` that closes nothing (a separator or the close right after it), recorded; else ``i``."""
+        if not self.text.startswith(GEMMA4_QUOTE, i):
+            return i
+        after = skip_space(self.text, i + len(GEMMA4_QUOTE))
+        if not self.text.startswith((",", close), after):
+            return i
+        self.repairs.append(f"dropped a stray {GEMMA4_QUOTE} after a quoted value")
+        return after
 
     def array(self, i: int, depth: int) -> tuple[list[Any], int]:
         if depth > MAX_DEPTH:

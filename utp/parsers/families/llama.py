@@ -30,7 +30,7 @@ from utp.parsers.callshape import build_call, skip_ws
 from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.pythoncalls import MAX_SPAN, build_python_calls, names_offered_tool
 from utp.parsers.names import names_offered_tool_at
-from utp.parsers.pyliteral import LiteralError, parse_calls
+from utp.parsers.pyliteral import LiteralError, parse_calls, parse_expression
 from utp.parsers.textscan import find_forward
 from utp.types import ToolCall
 
@@ -152,10 +152,10 @@ def _builtin_call(code: str) -> tuple[str, dict[str, Any]] | None:
     if ".call(" not in code or len(code) > 20000:
         return None
     try:
-        tree = ast.parse(code, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parse_expression(code)
+    except LiteralError:
         return None
-    node = tree.body
+    node = tree.body  # type: ignore[attr-defined]
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "call"):
         return None
     owner = node.func.value
