@@ -4,7 +4,8 @@
   MiniMax's, ``<parameter name="k">`` (MiniMax models write this without a block around it).
 * gpt-oss's header with its tokens but without ``<|message|>``:
   ``<|channel|>commentary to=functions.f <|constrain|>json{…}``; JSON glued to the name
-  with no constraint token stays no call.
+  with no constraint token stays no call. A message holding the whole call object again,
+  ``to=f`` then ``{"name": "f", "arguments": {…}}``, is unwrapped to its arguments.
 * GLM's name line followed by arguments as elements named by their keys:
   ``<tool_call>f<city>Paris</city></tool_call>``.
 * Qwen3-Coder's ``function=NAME`` carried into a JSON call: ``{"function=f", "arguments": {…}}``.
@@ -89,6 +90,25 @@ def test_a_header_without_its_message_token_then_a_long_answer_leaves_no_token_i
 
 def test_a_header_without_its_message_token_streams_at_every_cut() -> None:
     assert_every_cut_matches(DROPPED_MESSAGE, TOOLS, step=9)
+
+
+HARMONY_WHOLE_CALL = (
+    '<|channel|>commentary to=run_command <|constrain|>json<|message|>'
+    '{"name":"run_command","arguments":{"command":"ls","workdir":"/srv"},"call_id":null}<|call|>'
+)
+
+
+def test_a_harmony_message_holding_the_whole_call_object_is_unwrapped_to_its_arguments() -> None:
+    parsed = parse_response(HARMONY_WHOLE_CALL, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("run_command", {"command": "ls", "workdir": "/srv"})]
+    assert "the call object written where its arguments belong, unwrapped to its arguments" in parsed.tool_calls[0].repairs
+    assert_every_cut_matches(HARMONY_WHOLE_CALL, TOOLS, step=11)
+
+
+def test_a_tool_that_takes_a_name_keeps_the_object_as_its_arguments() -> None:
+    tag = Tool("tag", parameters={"type": "object", "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}}})
+    text = '<|channel|>commentary to=functions.tag <|constrain|>json<|message|>{"name": "tag", "arguments": {"k": 1}}<|call|>'
+    assert calls(text, [tag]) == [("tag", {"name": "tag", "arguments": {"k": 1}})]
 
 
 @pytest.mark.parametrize("text", [

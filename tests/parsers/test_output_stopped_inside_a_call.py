@@ -60,6 +60,14 @@ CUT = {
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"',
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", "days": ',
     ),
+    "kimi_k2": (
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Oslo"',
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Oslo", "days": ',
+    ),
+    "glm elements": (
+        "<tool_call>get_weather<city>Oslo</city>\n",
+        "<tool_call>get_weather<city>Oslo</city><days>2",
+    ),
 }
 WHOLE = [pytest.param(whole, id=family) for family, (whole, _) in CUT.items()]
 HALF = [pytest.param(half, id=family) for family, (_, half) in CUT.items()]

@@ -104,6 +104,43 @@ def test_text_input_without_a_single_parameter_is_reported_never_guessed(tools: 
     assert parsed.content == ""
 
 
+POD = Tool("describe_pod", parameters={"type": "object", "properties": {
+    "namespace": {"type": "string"}, "pod": {"type": "string"}, "tail": {"type": "integer"}, "command": {"type": "array"}}})
+KEYED = [
+    ("Action: describe_pod\nAction Input: namespace: prod\nObservation: x", {"namespace": "prod"}),
+    ("Action: describe_pod\nAction Input: namespace: prod, pod: web-1, tail: 20", {"namespace": "prod", "pod": "web-1", "tail": 20}),
+    ("Action: describe_pod\nAction Input: namespace: prod\npod: web-1\ntail: 20\n\nObservation: x", {"namespace": "prod", "pod": "web-1", "tail": 20}),
+    ("Thought: check it.\nAction: describe_pod\nAction Input:\nnamespace: prod\ncommand:\n- grep\n- -i\n- ERROR", {"namespace": "prod", "command": ["grep", "-i", "ERROR"]}),
+    ("Action: get_weather\nAction Input: city: Paris\nObservation: sunny", {"city": "Paris"}),
+]
+
+
+@pytest.mark.parametrize(("text", "arguments"), KEYED)
+def test_an_input_written_as_yaml_key_value_lines_names_the_tools_parameters(text: str, arguments: dict) -> None:
+    parsed = parse_response(text, tools=[*TOOLS, POD])
+    [call] = parsed.tool_calls
+    assert call.arguments == arguments
+    assert "Action Input written as key: value lines, read as the tool's arguments" in call.repairs
+    assert "namespace" not in parsed.content and "city:" not in parsed.content
+
+
+@pytest.mark.parametrize("index", range(len(KEYED)))
+def test_keyed_inputs_stream_at_every_cut(index: int) -> None:
+    from .conftest import assert_every_cut_matches
+
+    assert_every_cut_matches(KEYED[index][0], [*TOOLS, POD], step=11)
+
+
+@pytest.mark.parametrize(("line", "value"), [("Note: bring an umbrella", "Note: bring an umbrella"), ("at 10: the usual place", "at 10: the usual place")])
+def test_a_text_whose_key_is_no_parameter_stays_the_only_parameters_text(line: str, value: str) -> None:
+    assert calls(f"Action: get_weather\nAction Input: {line}\nObservation: x") == [("get_weather", {"city": value})]
+
+
+def test_pairs_naming_no_parameter_of_a_tool_with_several_are_still_reported() -> None:
+    parsed = parse_response("Action: route\nAction Input: from: A, via: B", tools=TOOLS)
+    assert parsed.tool_calls == [] and [d.kind for d in parsed.diagnostics] == [DiagnosticKind.UNPARSEABLE]
+
+
 def test_name_in_backticks_or_brackets_and_input_on_the_next_line() -> None:
     assert calls('Action: `get_weather`\nAction Input: {"city": "Oslo"}') == [("get_weather", {"city": "Oslo"})]
     assert calls('Action: [get_weather]\n\nAction Input:\n{\n  "city": "Oslo"\n}\nObservation: x') == [("get_weather", {"city": "Oslo"})]
@@ -423,3 +460,10 @@ def test_scans_and_streams_agree_on_generated_text(text: str, points: list[int],
     bounds = sorted({p for p in points if 0 < p < len(text)})
     chunks = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)])]
     assert streamed(chunks, tools) == one_shot(text, tools)
+
+
+@pytest.mark.parametrize("template", ["Action: get_weather\nAction Input: {body}\n\nObservation: x", "<get_weather>\n{body}\n</get_weather>"])
+def test_yaml_nested_deeper_than_python_recurses_is_text_not_a_parser_error(template: str) -> None:
+    parsed = parse_response(template.format(body="city: " + "[" * 900 + "]" * 900), tools=TOOLS)
+    assert not [d for d in parsed.diagnostics if "parser error" in d.reason]
+    assert [c.name for c in parsed.tool_calls] == ["get_weather"]

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from utp.parsers import parse_response
-from utp.parsers.pylenient import BARE_KEY, BARE_WORD, COLON_KEYWORD, UNESCAPED_STRING, read_lenient_calls
+from utp.parsers.pylenient import BARE_KEY, BARE_TEXT, BARE_WORD, COLON_KEYWORD, UNESCAPED_STRING, read_lenient_calls
 from utp.parsers.pyliteral import RawCall, parse_calls
 from utp.parsers.families.pythonic import python_literal
 
@@ -25,6 +25,7 @@ TOOLS = [
     {"name": "execute", "parameters": {"type": "object", "properties": {"code": {"type": "string"}}}},
     {"name": "read_file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "encoding": {"type": "string"}}}},
     {"name": "configure", "parameters": {"type": "object", "properties": {"count": {"type": "integer"}, "mode": {"type": "string"}}}},
+    {"name": "send_email", "parameters": {"type": "object", "properties": {"to": {"type": "string"}, "subject": {"type": "string"}, "body": {"type": "string"}}}},
 ]
 
 CODE = 'import os\n\ndef main():\n    d = {"k": "v"}\n    print(f"{d["k"]} done")\n'
@@ -55,6 +56,16 @@ READ = {
         ("configure", {"count": 5, "mode": "fast"}),
         BARE_WORD,
     ),
+    "unquoted text for strings (Gemma 3 under BFCL's prompt)": (
+        "[send_email(to=john.doe@example.com, subject=Weekly sync, body=Let's meet at 10 AM tomorrow)]",
+        ("send_email", {"to": "john.doe@example.com", "subject": "Weekly sync", "body": "Let's meet at 10 AM tomorrow"}),
+        BARE_TEXT,
+    ),
+    "an unquoted path": (
+        "[read_file(path=~/data/scan-01.nii, encoding=utf-8)]",
+        ("read_file", {"path": "~/data/scan-01.nii", "encoding": "utf-8"}),
+        BARE_TEXT,
+    ),
 }
 
 
@@ -79,6 +90,9 @@ STAYS = {
     "code naming variables": "[save(lines), execute(code)]",
     "a bare word as a positional value": "[execute(fast)]",
     "an operator": "[configure(count=5 + 2)]",
+    "an expression for a string": "[execute(code=a * b)]",
+    "a call for a value": "[execute(code=run(1))]",
+    "unquoted text for a name nobody offered": "[remove(path=~/data/a.nii)]",
     "a name nobody offered": "[remove(path='it's gone')]",
     "a string that never closes": "[save(lines=['it's)]",
     "prose in brackets": "See [save(lines='a's) and more] later.",

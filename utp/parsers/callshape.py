@@ -130,6 +130,26 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
     return _checked_name(obj[name_key], obj[arg_key])
 
 
+def announced_call_arguments(value: Any, name: str, tool: Any) -> dict[str, Any] | None:
+    """The arguments when the object where ``name``'s arguments belong is the whole call again.
+
+    Formats that name the tool outside the object (GLM-4's ``NAME`` line,
+    gpt-oss's ``to=NAME`` recipient) get ``{"name": NAME, "arguments": {...}}``
+    (an id beside it maybe) from models used to JSON calls: unless ``tool``
+    itself takes a ``name``, that object is the call, not its arguments.
+    """
+    if type(value) is not dict or value.get("name") != name or not set(value) <= {"name", "arguments", "parameters", *_META_KEYS}:
+        return None
+    arguments = value.get("arguments", value.get("parameters"))
+    if type(arguments) is not dict:
+        return None
+    return None if tool is not None and "name" in tool.properties else arguments
+
+
+#: the repair a call object unwrapped to its arguments records
+ANNOUNCED_CALL = "the call object written where its arguments belong, unwrapped to its arguments"
+
+
 def definition_shaped_call(obj: Any) -> tuple[str, dict[str, Any]] | None:
     """``(name, arguments)`` of a call written in its definition's shape, else None.
 

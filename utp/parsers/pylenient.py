@@ -17,7 +17,10 @@ name already says are calls:
   that is no escape) is taken as written, backslashes included: a model that
   escaped nothing did not mean ``\\n`` in a code sample as a line break;
 * a bare word as a keyword argument's value is that word as a string, and
-  as a dict's key (``{a: 2}``, JavaScript's object literal) that word;
+  as a dict's key (``{a: 2}``, JavaScript's object literal) that word; so is
+  unquoted text with no operator or bracket in it (``to=john.doe@example.com``,
+  ``body=Let's meet at 10 AM``, ``path=~/data/a.nii``: Gemma 3 under BFCL's
+  prompt writes such values), up to the next ``, name=`` or the call's end;
 * a keyword argument written ``name: value`` (Swift's and TypeScript's way,
   which small models bring into ``get_weather(city: "Paris")``) is
   ``name=value``, unless its value is a bare type name (``city: str`` is a
@@ -59,6 +62,11 @@ _KEYWORD = re.compile(r"([A-Za-z_]\w*)[ \t]*(?:=(?!=)|(:)(?!:))")
 #: bare words that, after ``name:``, make the text a signature's annotation rather than a call's value
 _TYPE_NAMES = frozenset(("str", "string", "int", "integer", "float", "number", "bool", "boolean", "dict", "list", "object", "array", "Any", "any"))
 _WORD = re.compile(r"[A-Za-z_]\w*")
+#: unquoted text for a keyword's value (``to=john.doe@example.com``, ``body=Let's meet at 10``): no
+#: operator Python code would use there, no brackets, quotes only inside words, on one line, not
+#: opening as a number does (``1e999`` is no number, not text); it ends
+#: where the next ``, name=`` or the call's end follows (lazily, so the first such place)
+_BARE_TEXT = re.compile(r"""[^\s\d'"()\[\]{}=+*<>,;\\](?:[^\n()\[\]{}=+*<>,;"\\]|,(?![ \t]*+[A-Za-z_]\w*+[ \t]*+=)){0,500}?(?=[ \t]*+(?:,|\)))""")
 _NUMBER = re.compile(r"[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _PREFIX = re.compile(r"[rRbBuUfF]{0,2}(?=['\"])")
 _SPACE = re.compile(r"\s*")
@@ -68,6 +76,7 @@ _MAX_DEPTH = 64
 
 UNESCAPED_STRING = "a string with unescaped quotes or backslashes taken as written"
 BARE_WORD = "a bare word read as a string"
+BARE_TEXT = "unquoted text read as a string"
 COLON_KEYWORD = "keyword arguments written name: value"
 BARE_KEY = "dict keys written as bare words"
 
@@ -180,19 +189,26 @@ class _Reader:
         if head == "{":
             return self.mapping(depth)
         number = _NUMBER.match(text, at)
-        if number is not None and number.end() > at and (value := read_number(number.group().replace("_", ""))) is not None:
+        if number is not None and number.end() > at:
+            value = read_number(number.group().replace("_", ""))
+            if value is None:
+                raise _Refused  # ``1e999``: no number JSON can hold, and no text either
             self.at = number.end()
             return value
         word = _WORD.match(text, at)
-        if word is None:
-            raise _Refused
-        self.at = word.end()
-        if word.group() in _CONSTANTS:
+        if word is not None and word.group() in _CONSTANTS:
+            self.at = word.end()
             return _CONSTANTS[word.group()]
-        if not bare_word or _CONTINUES[place].match(text, self.at) is None:
-            raise _Refused  # a name where a value belongs: code, not a call
-        self.note(BARE_WORD)
-        return word.group()
+        if word is not None and bare_word and _CONTINUES[place].match(text, word.end()) is not None:
+            self.at = word.end()
+            self.note(BARE_WORD)
+            return word.group()
+        bare = _BARE_TEXT.match(text, at) if bare_word else None
+        if bare is None or _CONTINUES[place].match(text, bare.end()) is None:
+            raise _Refused  # a name or an expression where a value belongs: code, not a call
+        self.at = bare.end()
+        self.note(BARE_TEXT)
+        return bare.group()
 
     def string(self, place: str, raw: bool) -> str:
         text = self.text

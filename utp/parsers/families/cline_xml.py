@@ -36,20 +36,18 @@ ends inside is reported TRUNCATED, never run.
 
 from __future__ import annotations
 
-import datetime
 import html
 import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
-
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family
 from utp.parsers.familykit import declares_all, make_call, unreadable
-from utp.parsers.typedvalues import property_schema, schema_types, typed_value
+from utp.parsers.typedvalues import property_schema, typed_value
 from utp.parsers.reasoning import REASONING_TAGS
 from utp.parsers.textscan import find_forward, skip_space
+from utp.parsers.yamlarguments import YAML_KEY, YAML_START, yaml_arguments
 from utp.types import DiagnosticKind, ToolCall
 
 #: a tool name that can be an element name (and so a trigger)
@@ -69,9 +67,6 @@ _TRAILING_BREAK = re.compile(r"\r?\n\Z")
 MAX_TEXT_VALUE = 4096
 #: HTML's text elements: with a tool of such a name offered, ``<code>x</code>`` in prose is still markup
 _HTML_TEXT_ELEMENTS = frozenset("a abbr b blockquote cite code dd del dfn div dt em h1 h2 h3 h4 h5 h6 i ins kbd label li mark p pre q s samp small span strong sub summary sup td th title u var".split())
-#: a YAML mapping's first key (scan lookahead and streaming: what a YAML body opens with)
-_YAML_KEY = r"[A-Za-z_][\w\-]{0,100}+[ \t]*+:(?:[ \t]|\r?\n)"
-_YAML_START = re.compile(r"\s*+" + _YAML_KEY)
 #: a YAML body's first key as far as written (streaming: it may still become one)
 _YAML_SO_FAR = re.compile(r"\s*+(?:[A-Za-z_][\w\-]{0,100}+(?:[ \t]*+:?)?)?\Z")
 
@@ -90,7 +85,7 @@ def _element_head(name: str) -> str:
     elements costs one regex pass, not one ``extract`` per element.
     """
     name = re.escape(name)
-    return rf"(?=[^<]*+(?:<(?!/?{name}>)[^<]*+)*+(?:</{name}>|\Z))\s*+(?:</{name}>|<(?!{name}>)[A-Za-z_]|{_YAML_KEY}|\{{|[^<]{{1,{MAX_TEXT_VALUE}}}+</{name}>)"
+    return rf"(?=[^<]*+(?:<(?!/?{name}>)[^<]*+)*+(?:</{name}>|\Z))\s*+(?:</{name}>|<(?!{name}>)[A-Za-z_]|{YAML_KEY}|\{{|[^<]{{1,{MAX_TEXT_VALUE}}}+</{name}>)"
 
 
 @register_family
@@ -124,7 +119,7 @@ class ClineXmlFamily(CallFamily):
         reopened = find_forward(text, trigger, body)
         if close < 0 or 0 <= reopened < close:
             # never closed (before the element opens again): a call cut off, or a mention
-            if close < 0 and reopened < 0 and (_PARAMETERS_BEGUN.match(text, body) or _YAML_START.match(text, body)):
+            if close < 0 and reopened < 0 and (_PARAMETERS_BEGUN.match(text, body) or YAML_START.match(text, body)):
                 return unreadable(self.name, text, pos, len(text), f"output ended inside <{name}>", kind=DiagnosticKind.TRUNCATED)
             return None
         tool = ctx.tool(name)
@@ -178,7 +173,7 @@ class ClineXmlFamily(CallFamily):
             return True
         if _text_may_close(text, body, trigger[1:-1]):
             return False
-        return _MAY_BE_PARAMETERS.match(text, body) is None and not _YAML_START.match(text, body) and not _YAML_SO_FAR.match(text, body)
+        return _MAY_BE_PARAMETERS.match(text, body) is None and not YAML_START.match(text, body) and not _YAML_SO_FAR.match(text, body)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(
@@ -212,26 +207,6 @@ def block_value(raw: str) -> str:
     inner = _LEADING_BREAK.sub("", raw, count=1)
     inner = _TRAILING_BREAK.sub("", inner, count=1)
     return inner if "\n" in inner else raw.strip()
-
-
-def yaml_arguments(body: str, tool: Any) -> dict[str, Any] | None:
-    """A YAML mapping body's arguments: keys the tool's parameters (identifiers when it lists none).
-
-    Values keep YAML's types unless the schema says string (``zip: 02134``);
-    dates and other non-JSON scalars become their text.
-    """
-    if not _YAML_START.match(body):
-        return None
-    try:
-        value = yaml.safe_load(body)
-    except yaml.YAMLError:
-        return None
-    if not isinstance(value, dict) or not value or not all(isinstance(key, str) for key in value):
-        return None
-    known = tool.properties if tool is not None else {}
-    if any(key not in known for key in value) if known else not all(_ELEMENT_NAME.fullmatch(key) for key in value):
-        return None
-    return {key: _schema_typed(_jsonable(item), property_schema(tool, key)) for key, item in value.items()}
 
 
 def json_arguments(body: str, tool: Any) -> dict[str, Any] | None:
@@ -269,21 +244,3 @@ def _text_may_close(text: str, body: int, name: str) -> bool:
         return len(text) - body <= MAX_TEXT_VALUE
     closer = f"</{name}>"
     return len(text) - lt < len(closer) and closer.startswith(text[lt:])
-
-
-def _jsonable(value: Any) -> Any:
-    """YAML's non-JSON scalars (dates, times) as their text."""
-    if isinstance(value, (datetime.date, datetime.datetime, datetime.time)):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    return value
-
-
-def _schema_typed(value: Any, schema: Any) -> Any:
-    """A scalar YAML typed otherwise than a string-typed parameter wants: its text, typed by the schema."""
-    if isinstance(value, (dict, list, str)) or value is None:
-        return value
-    return typed_value(json.dumps(value), schema, untyped="json") if "string" not in schema_types(schema) else json.dumps(value)

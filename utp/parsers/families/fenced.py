@@ -36,6 +36,7 @@ from utp.parsers.pythoncalls import names_offered_tool
 from utp.parsers.jsonrepair import loads_lenient, strict_json_at
 from utp.parsers.reasoning import REASONING_CLOSERS
 from utp.parsers.textscan import find_forward, search_forward
+from utp.parsers.yamlarguments import load_yaml
 from utp.types import ToolCall
 
 FENCE = "```"
@@ -119,7 +120,7 @@ class FencedFamily(CallFamily):
         if not (_starts_content(text, pos) or _blank_after(text, end) or _between_sentences(text, pos, end)):
             return None
         try:
-            value = yaml.safe_load(body)
+            value = load_yaml(body)
             json.dumps(value)  # dates and other non-JSON scalars: not arguments as written
         except (yaml.YAMLError, TypeError, ValueError):
             return None

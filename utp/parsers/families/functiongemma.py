@@ -54,16 +54,11 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, register_family, static_triggers
 from utp.parsers.familykit import make_call, unreadable
-from utp.parsers.jsonrepair import quoted_string_end
-from utp.numbers import read_number
-from utp.parsers.pyliteral import LiteralError, parse_literal
+from utp.parsers.gemmaargs import ESCAPE, QUOTES, Unreadable, ValueReader
 from utp.parsers.reasoning import REASONING_CLOSERS, call_list_starts
 from utp.parsers.textscan import blanks_before, find_first, find_forward, is_proper_prefix, skip_blanks, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
-ESCAPE = "<escape>"
-GEMMA4_QUOTE = '<|"|>'
-_QUOTES = (ESCAPE, GEMMA4_QUOTE)
 #: opening token → closing token
 _BLOCKS = {"<start_function_call>": "<end_function_call>", "<|tool_call>": "<tool_call|>"}
 _CALL_PREFIX = "call:"
@@ -89,8 +84,6 @@ _BARE_BLANKS = re.compile(r"[ \t]{0,64}+")
 _KEY_START = re.compile(r'[\w"}]')
 _NAME_RUN = re.compile(r"[\w.\-]*")
 _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-#: a bare call's keys: identifiers (a key with a blank in it is prose)
-_BARE_KEY = re.compile(r"[\w.\-$@]+\Z")
 #: blanks that may trail a bare call on its line (fewer than the stream's lookahead, so a
 #: stream sees the end of the line, or a longer run, before it accepts the call)
 _TRAILING_BLANKS = 16
@@ -112,166 +105,7 @@ _BARE_HEAD = (
     rf"|(?:(?<=[>\]]call:)|(?<=[>\]][ \t]call:))[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY}))"
 )
 _NAME = re.compile(r"[^\s{}<>:,\[\]()]{1,256}")
-#: a bare number/word ends at a separator or at any token (strings and call ends start with '<')
-_SCALAR_END = re.compile(r"[,}\]<]")
-#: the same inside parenthesised arguments, which a ')' closes
-_PAREN_SCALAR_END = re.compile(r"[,)}\]<]")
 _SAFE_KEY = re.compile(r"[^\s:,{}\[\]<>\"]+\Z")
-#: nesting deeper than this is not a model's call; refuse rather than recurse
-MAX_DEPTH = 64
-
-
-class _Unreadable(ValueError):
-    def __init__(self, reason: str, offset: int) -> None:
-        super().__init__(reason)
-        self.offset = offset
-
-
-class _ValueReader:
-    """Recursive-descent reader for the brace syntax; each character is read once."""
-
-    def __init__(self, text: str, repairs: list[str], bare: bool = False, paren: bool = False) -> None:
-        self.text = text
-        self.repairs = repairs
-        #: a bare call (one line, tokens stripped): keys must be identifiers
-        self.bare = bare
-        #: arguments in parentheses: ``)`` ends a bare value and a key may end at ``=``
-        self.scalar_end = _PAREN_SCALAR_END if paren else _SCALAR_END
-        self.key_ends = ":,{}[]<=)" if paren else ":,{}[]<"
-
-    def value(self, i: int, depth: int) -> tuple[Any, int]:
-        text = self.text
-        i = skip_space(text, i)
-        if i >= len(text):
-            raise _Unreadable("output ended inside the arguments", i)
-        for quote in _QUOTES:
-            if text.startswith(quote, i):
-                close = find_forward(text, quote, i + len(quote))
-                if close == -1:
-                    raise _Unreadable(f"string opened with {quote} is not closed", i)
-                return text[i + len(quote) : close], close + len(quote)
-        ch = text[i]
-        if ch == "{":
-            return self.object(i, depth + 1)
-        if ch == "[":
-            return self.array(i, depth + 1)
-        if ch == '"':
-            try:
-                return json.JSONDecoder().raw_decode(text, i)
-            except ValueError:
-                raise _Unreadable("bad double-quoted string", i) from None
-        if ch == "'":
-            end = quoted_string_end(text, i)
-            if end == -1:
-                raise _Unreadable("string opened with ' is not closed", i)
-            try:
-                value, _ = parse_literal(text[i:end])
-            except LiteralError:
-                raise _Unreadable("bad single-quoted string", i) from None
-            return value, end
-        return self.scalar(i)
-
-    def scalar(self, i: int) -> tuple[Any, int]:
-        text = self.text
-        stop = self.scalar_end.search(text, i)
-        j = len(text) if stop is None else stop.start()
-        word = text[i:j].strip()
-        if not word:
-            raise _Unreadable("missing value", i)
-        lowered = word.lower()
-        if lowered in ("true", "false"):
-            return lowered == "true", j
-        if lowered in ("null", "none"):
-            return None, j
-        number = read_number(word)  # None past Python's int/str digit limit too: the text is kept
-        if number is not None:
-            return number, j
-        self.repairs.append(f"unquoted string {word[:40]!r} read as text")
-        return word, j
-
-    def key(self, i: int) -> tuple[str, int]:
-        text = self.text
-        i = skip_space(text, i)
-        for quote in _QUOTES:
-            if text.startswith(quote, i):
-                close = find_forward(text, quote, i + len(quote))
-                if close == -1:
-                    raise _Unreadable("key string is not closed", i)
-                return text[i + len(quote) : close], close + len(quote)
-        if text.startswith('"', i):
-            try:
-                key, end = json.JSONDecoder().raw_decode(text, i)
-            except ValueError:
-                raise _Unreadable("bad double-quoted key", i) from None
-            return str(key), end
-        j = i
-        ends = self.key_ends
-        while j < len(text) and text[j] not in ends:
-            j += 1
-        key = text[i:j].strip()
-        if not key:
-            raise _Unreadable("missing key", i)
-        if self.bare and not _BARE_KEY.match(key):
-            raise _Unreadable(f"key {key[:40]!r} is not an identifier", i)
-        return key, j
-
-    def object(self, i: int, depth: int, close: str = "}") -> tuple[dict[str, Any], int]:
-        """The object opening at ``i``; ``close=")"`` reads parenthesised arguments (``=`` may stand for ``:``)."""
-        if depth > MAX_DEPTH:
-            raise _Unreadable(f"arguments nested deeper than {MAX_DEPTH}", i)
-        text = self.text
-        separators = ":=" if close == ")" else ":"
-        out: dict[str, Any] = {}
-        i = skip_space(text, i + 1)
-        if text.startswith(close, i):
-            return out, i + 1
-        while True:
-            key, i = self.key(i)
-            i = skip_space(text, i)
-            if i >= len(text) or text[i] not in separators:
-                raise _Unreadable(f"expected ':' after key {key!r}", i)
-            quoted_as_python = text[skip_space(text, i + 1) : skip_space(text, i + 1) + 1] in "'\""
-            out[key], i = self.value(i + 1, depth)
-            i = skip_space(text, i)
-            if quoted_as_python and (stray := self.stray_quote_token(i, close)) > i:
-                i = stray  # ``'x'<|"|>``: the value quoted Python's way, then Gemma 4's closing token too
-            if text.startswith(",", i):
-                i = skip_space(text, i + 1)
-                if text.startswith(close, i):
-                    return out, i + 1
-                continue
-            if text.startswith(close, i):
-                return out, i + 1
-            raise _Unreadable(f"expected ',' or '{close}' in arguments", i)
-
-    def stray_quote_token(self, i: int, close: str) -> int:
-        """Past a ``<|"|>`` at ``i`` that closes nothing (a separator or the close right after it), recorded; else ``i``."""
-        if not self.text.startswith(GEMMA4_QUOTE, i):
-            return i
-        after = skip_space(self.text, i + len(GEMMA4_QUOTE))
-        if not self.text.startswith((",", close), after):
-            return i
-        self.repairs.append(f"dropped a stray {GEMMA4_QUOTE} after a quoted value")
-        return after
-
-    def array(self, i: int, depth: int) -> tuple[list[Any], int]:
-        if depth > MAX_DEPTH:
-            raise _Unreadable(f"arguments nested deeper than {MAX_DEPTH}", i)
-        text = self.text
-        out: list[Any] = []
-        i = skip_space(text, i + 1)
-        if text.startswith("]", i):
-            return out, i + 1
-        while True:
-            item, i = self.value(i, depth)
-            out.append(item)
-            i = skip_space(text, i)
-            if text.startswith(",", i):
-                i = i + 1
-                continue
-            if text.startswith("]", i):
-                return out, i + 1
-            raise _Unreadable("expected ',' or ']' in a list", i)
 
 
 def _doubled_braces(text: str, cursor: int, repairs: list[str]) -> tuple[dict[str, Any], int] | None:
@@ -281,8 +115,8 @@ def _doubled_braces(text: str, cursor: int, repairs: list[str]) -> tuple[dict[st
         return None
     inner: list[str] = []
     try:
-        arguments, after = _ValueReader(text, inner).object(cursor + 1, 1)
-    except (_Unreadable, RecursionError):
+        arguments, after = ValueReader(text, inner).object(cursor + 1, 1)
+    except (Unreadable, RecursionError):
         return None
     after = skip_space(text, after)
     if not text.startswith("}", after):
@@ -338,8 +172,8 @@ class FunctionGemmaFamily(CallFamily):
             if text.startswith("(", cursor):
                 repairs.append("arguments written in parentheses")
                 try:
-                    arguments, cursor = _ValueReader(text, repairs, paren=True).object(cursor, 1, close=")")
-                except _Unreadable as exc:
+                    arguments, cursor = ValueReader(text, repairs, paren=True).object(cursor, 1, close=")")
+                except Unreadable as exc:
                     return self._unreadable(text, pos, closing, f"arguments of {name!r}: {exc} (offset {exc.offset})", calls, diagnostics)
                 except RecursionError:
                     return self._unreadable(text, pos, closing, f"arguments of {name!r} nested too deeply", calls, diagnostics)
@@ -347,8 +181,8 @@ class FunctionGemmaFamily(CallFamily):
                 arguments, cursor = doubled
             elif text.startswith("{", cursor):
                 try:
-                    arguments, cursor = _ValueReader(text, repairs).object(cursor, 1)
-                except _Unreadable as exc:
+                    arguments, cursor = ValueReader(text, repairs).object(cursor, 1)
+                except Unreadable as exc:
                     return self._unreadable(text, pos, closing, f"arguments of {name!r}: {exc} (offset {exc.offset})", calls, diagnostics)
                 except RecursionError:
                     return self._unreadable(text, pos, closing, f"arguments of {name!r} nested too deeply", calls, diagnostics)
@@ -407,8 +241,8 @@ class FunctionGemmaFamily(CallFamily):
                 return None
             repairs = ["call tokens missing around 'call:' (stripped special tokens?)"]
             try:
-                arguments, end = _ValueReader(line, repairs, bare=True).object(name_match.end(), 1)
-            except (_Unreadable, RecursionError):
+                arguments, end = ValueReader(line, repairs, bare=True).object(name_match.end(), 1)
+            except (Unreadable, RecursionError):
                 return None
             calls.append(make_call(self.name, name, arguments, line[cursor:end], pos + cursor, repairs, diagnostics))
             cursor = end
@@ -475,7 +309,7 @@ def _glued_settled(text: str, at: int, blanks_after_brace: re.Pattern[str]) -> b
         return False
     if _KEY_START.match(text, blanks):
         return False
-    return not any(text.startswith(q, blanks) or is_proper_prefix(text, blanks, q) for q in _QUOTES)
+    return not any(text.startswith(q, blanks) or is_proper_prefix(text, blanks, q) for q in QUOTES)
 
 
 def render_value(value: Any) -> str:

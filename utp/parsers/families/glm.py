@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from utp.parsers.base import Extraction, ParseContext, Start, Trigger, register_family, static_triggers
+from utp.parsers.callshape import ANNOUNCED_CALL, announced_call_arguments
 from utp.parsers.familykit import clip, ended_before, make_call, read_json_at, unreadable
 from utp.parsers.keyvalue import KeyValueFamily, KeyValueSyntax, name_pattern, render_key_value
 from utp.parsers.nestedelements import ElementMarkup, ElementsBroken, ElementsCut, as_object, read_elements
@@ -182,9 +182,9 @@ class GlmFamily(KeyValueFamily):
             return None  # the answer is more than the call: prose that starts with a tool's name
         value, _, repairs = got
         name = trigger[:-1]
-        inner = _announced_call_arguments(value, name, ctx)
+        inner = announced_call_arguments(value, name, ctx.tool(name))
         if inner is not None:
-            value, repairs = inner, [*repairs, "the call object written under the name line unwrapped to its arguments"]
+            value, repairs = inner, [*repairs, ANNOUNCED_CALL]
         diagnostics: list[Diagnostic] = []
         call = make_call(self.name, name, value, text[pos:], pos, repairs, diagnostics)
         return Extraction(len(text), [call], diagnostics)
@@ -204,19 +204,6 @@ class GlmFamily(KeyValueFamily):
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return render_key_value(calls, SYNTAX)
-
-
-def _announced_call_arguments(value: dict[str, Any], name: str, ctx: ParseContext) -> dict[str, Any] | None:
-    """The arguments when the object under ``NAME``'s line is the whole call again (``{"name": NAME, "arguments": {...}}``).
-
-    Models announce a tool on a line and then write the complete call object;
-    unless the tool itself takes a ``name``, that object is the call, not its arguments.
-    """
-    arguments = value.get("arguments", value.get("parameters"))
-    if value.get("name") != name or not set(value) <= {"name", "arguments", "parameters"} or not isinstance(arguments, dict):
-        return None
-    tool = ctx.tool(name)
-    return None if tool is not None and "name" in tool.properties else arguments
 
 
 #: one key/value pair (blanks around): the key's tags, then the value's

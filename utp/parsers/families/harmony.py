@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family, static_triggers
+from utp.parsers.callshape import ANNOUNCED_CALL, announced_call_arguments
 from utp.parsers.familykit import closer_past_strings, closers_bound, identifier_safe, json_object_before_reopen, make_call, read_json_at, unreadable
 from utp.parsers.names import resolve_name
 from utp.parsers.textscan import bounded_find, find_first, skip_space
@@ -232,6 +233,10 @@ class HarmonyFamily(CallFamily):
                 return unreadable(self.name, text, pos, end, f"arguments of {name!r} are not a JSON object", kind=kind)
             arguments, end, more = read[0], read[1], read[2]
             repairs.extend(more)
+            inner = announced_call_arguments(arguments, name, ctx.tool(name))
+            if inner is not None:  # ``to=f`` then ``{"name": "f", "arguments": {…}}``: the call written again
+                arguments = inner
+                repairs.append(ANNOUNCED_CALL)
         end = skip_space(text, end)
         token = _end_token_at(text, end)
         if token:

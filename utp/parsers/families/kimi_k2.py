@@ -41,7 +41,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.callshape import build_call, unparseable
-from utp.parsers.familykit import closer_past_strings, json_object_before_reopen, read_json_at, unfenced
+from utp.parsers.familykit import closer_past_strings, ended_before, json_object_before_reopen, read_json_at, unfenced
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.textscan import blanks_before, find_forward, skip_blanks
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -160,14 +160,17 @@ class KimiK2Family(CallFamily):
                 cut_short = following >= 0 and (close < 0 or following < close) and _whole_json_before(text, arg + len(ARG_BEGIN), following)
                 body_end = following if cut_short else close if close >= 0 else len(text)
                 raw_args = text[arg + len(ARG_BEGIN) : body_end]
+                read_before = len(calls)
                 if ident is None:
                     diagnostics.append(unparseable(self.name, "unreadable function id", text[cursor:body_end], cursor))
                 else:
-                    noted = (f"missing {CALL_END} before the next {CALL_BEGIN}",) if cut_short else ()
+                    noted = (f"missing {CALL_END} before the next {CALL_BEGIN}",) if cut_short else (ended_before(CALL_END),) if close < 0 else ()
                     self._add(ident.group(1), text[head_start:arg].strip(), raw_args, text[cursor:body_end], calls, diagnostics, noted)
                 if cut_short:
                     end = cursor = following
                     continue
+                if close < 0 and len(calls) > read_before:
+                    return len(text), len(text)  # the call the output stopped in names the cut itself (run unless cut mid-value)
             if close < 0:
                 diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended inside a call", text[cursor:][:300], self.name, cursor))
                 return len(text), len(text)

@@ -200,6 +200,8 @@ class PythonicFamily(CallFamily):
         if not (opens_response or offered):
             return None
         end = bracket_end(text, pos, MAX_SPAN)
+        if end == -1 and offered and (quoted := self._list_to_the_end(text, pos, ctx)) is not None:
+            return quoted
         if end == -1:
             closed = self._closed_at_end(text, pos, ctx, offered)
             if closed is not None:
@@ -218,6 +220,20 @@ class PythonicFamily(CallFamily):
         if not offered and ctx.has_tools and not all(names_offered_tool(raw.name, ctx) for raw in raws):
             return None
         return self._extraction(text, pos, end, raws, repairs, ctx, failures)
+
+    def _list_to_the_end(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        """A list of offered tools' calls that ends the answer, whose ``]`` a stray quote hid from the
+        bracket scan (``body=Let's meet)]``): read leniently as a whole, or not at all."""
+        end = len(text.rstrip())
+        if not text.endswith("]", pos, end) or end - pos > MAX_SPAN:
+            return None
+        try:
+            raws, repairs, failures = read_calls(text[pos:end], lenient=lambda name: names_offered_tool(name, ctx))
+        except LiteralError:
+            return None
+        if failures or not all(names_offered_tool(raw.name, ctx) for raw in raws):
+            return None
+        return self._extraction(text, pos, len(text), raws, repairs, ctx)
 
     def _code_fence(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """A ```` ```python ```` (or ```` ```py ````, or unlabeled) fence holding only calls of offered tools.

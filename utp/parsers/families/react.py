@@ -58,6 +58,7 @@ from utp.parsers.callshape import AGENT_FINAL_ANSWER
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at
 from utp.parsers.names import resolve_name
+from utp.parsers.yamlarguments import YAML_START, pair_list_arguments, yaml_arguments
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall, json_type_name
 
 ACTION = "Action:"
@@ -92,6 +93,14 @@ _WRAPPER = re.compile(r"(?:([^\W\d][\w.]{0,100}+)\(|([*_`]{1,3}))[ \t]*+(?=\{)")
 _BLANKS = re.compile(r"[ \t]*+")
 _NAME_SEPARATORS = re.compile(r"[\s_\-]+")
 _SPACE = re.compile(r"\s*+")  # exactly what str.isspace() accepts
+#: a text input that opens as a YAML mapping line (``namespace: prod``, or a key alone on its line)
+_KEY_LINE = re.compile(r"[ \t]*+[A-Za-z_][\w\-]{0,100}+[ \t]*+:[ \t]*+\Z")
+#: a line that goes on with such a mapping: another key, a list item, or an indented line
+_YAML_CONTINUATION = re.compile(r"[A-Za-z_][\w\-]{0,100}+[ \t]*+:(?:[ \t]|\Z)|[ \t]*+-(?:[ \t]|\Z)|[ \t]++\S")
+#: the longest keyed input read as YAML (YAML's reader is slow; arguments are short)
+MAX_KEYED = 4096
+#: the repair a keyed input records
+KEYED_INPUT = "Action Input written as key: value lines, read as the tool's arguments"
 #: a whole input line that is a JSON number or boolean (typed, so an integer parameter gets an int) or null (no input)
 _JSON_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
 
@@ -126,6 +135,9 @@ class _Step:
     error: str = ""
     end: int = 0
     final: bool = False
+    #: a text input that opens with ``key:``: the lines that may continue it as YAML, and where they end
+    keyed: str = ""
+    keyed_end: int = 0
 
 
 @register_family
@@ -150,6 +162,9 @@ class ReActFamily(CallFamily):
             arguments, repairs = step.value, list(step.repairs)
         elif step.kind == "empty":
             arguments, repairs = {}, []
+        elif (keyed := _keyed_arguments(step, ctx)) is not None:
+            arguments, repairs = keyed, [KEYED_INPUT]
+            step.end, raw = step.keyed_end, text[pos : step.keyed_end]
         else:
             mapped = _only_parameter(step, ctx)
             if isinstance(mapped, str):
@@ -261,10 +276,19 @@ def _read_json(text: str, at: int, step: _Step) -> _Step:
 
 
 def _read_line(text: str, at: int, step: _Step) -> _Step:
-    """A one-line input: a JSON string, number or boolean, else LangChain's plain text."""
+    """A one-line input: a JSON string, number or boolean, else LangChain's plain text.
+
+    A text that opens with ``key:`` may be YAML going on over the lines below
+    (``namespace: prod`` then ``pod: web-1``): those lines are kept aside for
+    :func:`_keyed_arguments`, and the reading is final only once a line that
+    cannot continue them has been written whole.
+    """
     newline = text.find("\n", at)
     step.end = newline if newline >= 0 else len(text)
     step.final = newline >= 0
+    if YAML_START.match(text, at, step.end + 1) or _KEY_LINE.match(text, at, step.end):
+        step.keyed_end, step.final = _keyed_block_end(text, at)
+        step.keyed = text[at : step.keyed_end]
     line = text[at : step.end].strip()
     step.kind = "value"
     quoted = _json_string(line)
@@ -279,6 +303,33 @@ def _read_line(text: str, at: int, step: _Step) -> _Step:
         step.value = line[1:-1] if len(line) > 1 and line[0] == line[-1] == '"' else line
         step.text_input = True
     return step
+
+
+def _keyed_block_end(text: str, at: int) -> tuple[int, bool]:
+    """Where the YAML-like lines from ``at`` end (before the line break), and whether a line after them says so."""
+    end = at
+    while end - at <= MAX_KEYED:
+        newline = text.find("\n", end)
+        if newline < 0:
+            return len(text), False  # the output ends inside the block: more of it may come
+        following = newline + 1
+        line_end = text.find("\n", following)
+        line = text[following : len(text) if line_end < 0 else line_end]
+        if not line.strip() or _KEYWORD_RE.match(line.lstrip()) or _YAML_CONTINUATION.match(line) is None:
+            return newline, line_end >= 0 or not line.strip() and following < len(text)  # decided once that line is whole
+        if line_end < 0:
+            return len(text), False  # the last line goes on with the block, and may still grow
+        end = line_end
+    return end, True  # longer than any arguments written so: read no further
+
+
+def _keyed_arguments(step: _Step, ctx: ParseContext) -> dict[str, Any] | None:
+    """A text input written as YAML's ``key: value`` lines (or pairs on one line) naming the offered tool's parameters."""
+    tool = _offered_tool(step.name, ctx)
+    if not step.text_input or not step.keyed or tool is None or not tool.properties:
+        return None
+    first_line = step.keyed.split("\n", 1)[0].strip()
+    return yaml_arguments(step.keyed, tool) or pair_list_arguments(first_line, tool)
 
 
 def _json_string(line: str) -> str | None:

@@ -1,0 +1,186 @@
+"""Gemma's brace syntax for a call's arguments: ``{city:<|"|>Paris<|"|>,days:3}``.
+
+FunctionGemma quotes strings with ``<escape>``, Gemma 4 with ``<|"|>``; keys
+are bare words, numbers and booleans bare values, and models drift into JSON's
+and Python's quotes, parenthesised arguments and bare text. :class:`ValueReader`
+reads one object of it, each character once, recording what it had to repair;
+:class:`Unreadable` says where it could not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from utp.numbers import read_number
+from utp.parsers.jsonrepair import quoted_string_end
+from utp.parsers.pyliteral import LiteralError, parse_literal
+from utp.parsers.textscan import find_forward, skip_space
+
+ESCAPE = "<escape>"
+GEMMA4_QUOTE = '<|"|>'
+QUOTES = (ESCAPE, GEMMA4_QUOTE)
+#: a bare call's keys: identifiers (a key with a blank in it is prose)
+_BARE_KEY = re.compile(r"[\w.\-$@]+\Z")
+#: a bare number/word ends at a separator or at any token (strings and call ends start with '<')
+_SCALAR_END = re.compile(r"[,}\]<]")
+#: the same inside parenthesised arguments, which a ')' closes
+_PAREN_SCALAR_END = re.compile(r"[,)}\]<]")
+#: nesting deeper than this is not a model's call; refuse rather than recurse
+MAX_DEPTH = 64
+
+
+class Unreadable(ValueError):
+    """Arguments this reader cannot read; ``offset`` says where."""
+
+    def __init__(self, reason: str, offset: int) -> None:
+        super().__init__(reason)
+        self.offset = offset
+
+
+class ValueReader:
+    """Recursive-descent reader for the brace syntax; each character is read once."""
+
+    def __init__(self, text: str, repairs: list[str], bare: bool = False, paren: bool = False) -> None:
+        self.text = text
+        self.repairs = repairs
+        #: a bare call (one line, tokens stripped): keys must be identifiers
+        self.bare = bare
+        #: arguments in parentheses: ``)`` ends a bare value and a key may end at ``=``
+        self.scalar_end = _PAREN_SCALAR_END if paren else _SCALAR_END
+        self.key_ends = ":,{}[]<=)" if paren else ":,{}[]<"
+
+    def value(self, i: int, depth: int) -> tuple[Any, int]:
+        text = self.text
+        i = skip_space(text, i)
+        if i >= len(text):
+            raise Unreadable("output ended inside the arguments", i)
+        for quote in QUOTES:
+            if text.startswith(quote, i):
+                close = find_forward(text, quote, i + len(quote))
+                if close == -1:
+                    raise Unreadable(f"string opened with {quote} is not closed", i)
+                return text[i + len(quote) : close], close + len(quote)
+        ch = text[i]
+        if ch == "{":
+            return self.object(i, depth + 1)
+        if ch == "[":
+            return self.array(i, depth + 1)
+        if ch == '"':
+            try:
+                return json.JSONDecoder().raw_decode(text, i)
+            except ValueError:
+                raise Unreadable("bad double-quoted string", i) from None
+        if ch == "'":
+            end = quoted_string_end(text, i)
+            if end == -1:
+                raise Unreadable("string opened with ' is not closed", i)
+            try:
+                value, _ = parse_literal(text[i:end])
+            except LiteralError:
+                raise Unreadable("bad single-quoted string", i) from None
+            return value, end
+        return self.scalar(i)
+
+    def scalar(self, i: int) -> tuple[Any, int]:
+        text = self.text
+        stop = self.scalar_end.search(text, i)
+        j = len(text) if stop is None else stop.start()
+        word = text[i:j].strip()
+        if not word:
+            raise Unreadable("missing value", i)
+        lowered = word.lower()
+        if lowered in ("true", "false"):
+            return lowered == "true", j
+        if lowered in ("null", "none"):
+            return None, j
+        number = read_number(word)  # None past Python's int/str digit limit too: the text is kept
+        if number is not None:
+            return number, j
+        self.repairs.append(f"unquoted string {word[:40]!r} read as text")
+        return word, j
+
+    def key(self, i: int) -> tuple[str, int]:
+        text = self.text
+        i = skip_space(text, i)
+        for quote in QUOTES:
+            if text.startswith(quote, i):
+                close = find_forward(text, quote, i + len(quote))
+                if close == -1:
+                    raise Unreadable("key string is not closed", i)
+                return text[i + len(quote) : close], close + len(quote)
+        if text.startswith('"', i):
+            try:
+                key, end = json.JSONDecoder().raw_decode(text, i)
+            except ValueError:
+                raise Unreadable("bad double-quoted key", i) from None
+            return str(key), end
+        j = i
+        ends = self.key_ends
+        while j < len(text) and text[j] not in ends:
+            j += 1
+        key = text[i:j].strip()
+        if not key:
+            raise Unreadable("missing key", i)
+        if self.bare and not _BARE_KEY.match(key):
+            raise Unreadable(f"key {key[:40]!r} is not an identifier", i)
+        return key, j
+
+    def object(self, i: int, depth: int, close: str = "}") -> tuple[dict[str, Any], int]:
+        """The object opening at ``i``; ``close=")"`` reads parenthesised arguments (``=`` may stand for ``:``)."""
+        if depth > MAX_DEPTH:
+            raise Unreadable(f"arguments nested deeper than {MAX_DEPTH}", i)
+        text = self.text
+        separators = ":=" if close == ")" else ":"
+        out: dict[str, Any] = {}
+        i = skip_space(text, i + 1)
+        if text.startswith(close, i):
+            return out, i + 1
+        while True:
+            key, i = self.key(i)
+            i = skip_space(text, i)
+            if i >= len(text) or text[i] not in separators:
+                raise Unreadable(f"expected ':' after key {key!r}", i)
+            quoted_as_python = text[skip_space(text, i + 1) : skip_space(text, i + 1) + 1] in "'\""
+            out[key], i = self.value(i + 1, depth)
+            i = skip_space(text, i)
+            if quoted_as_python and (stray := self.stray_quote_token(i, close)) > i:
+                i = stray  # ``'x'<|"|>``: the value quoted Python's way, then Gemma 4's closing token too
+            if text.startswith(",", i):
+                i = skip_space(text, i + 1)
+                if text.startswith(close, i):
+                    return out, i + 1
+                continue
+            if text.startswith(close, i):
+                return out, i + 1
+            raise Unreadable(f"expected ',' or '{close}' in arguments", i)
+
+    def stray_quote_token(self, i: int, close: str) -> int:
+        """Past a ``<|"|>`` at ``i`` that closes nothing (a separator or the close right after it), recorded; else ``i``."""
+        if not self.text.startswith(GEMMA4_QUOTE, i):
+            return i
+        after = skip_space(self.text, i + len(GEMMA4_QUOTE))
+        if not self.text.startswith((",", close), after):
+            return i
+        self.repairs.append(f"dropped a stray {GEMMA4_QUOTE} after a quoted value")
+        return after
+
+    def array(self, i: int, depth: int) -> tuple[list[Any], int]:
+        if depth > MAX_DEPTH:
+            raise Unreadable(f"arguments nested deeper than {MAX_DEPTH}", i)
+        text = self.text
+        out: list[Any] = []
+        i = skip_space(text, i + 1)
+        if text.startswith("]", i):
+            return out, i + 1
+        while True:
+            item, i = self.value(i, depth)
+            out.append(item)
+            i = skip_space(text, i)
+            if text.startswith(",", i):
+                i = i + 1
+                continue
+            if text.startswith("]", i):
+                return out, i + 1
+            raise Unreadable("expected ',' or ']' in a list", i)
