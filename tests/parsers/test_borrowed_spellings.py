@@ -267,3 +267,27 @@ def test_gemma_value_quoted_pythons_way_then_closed_by_the_quote_token() -> None
 def test_a_quote_token_after_an_unquoted_value_is_still_unreadable() -> None:
     parsed = parse_response('<|tool_call>call:grep{pattern:abc<|"|>}<tool_call|>', tools=[GREP])
     assert parsed.tool_calls == [] and [d.kind.value for d in parsed.diagnostics] == ["unparseable"]
+
+
+CALCULATOR = Tool("calculator", parameters={"type": "object", "properties": {"expression": {"type": "string"}}})
+PING = Tool("database.ping", parameters={"type": "object", "properties": {}})
+
+
+@pytest.mark.parametrize("text", ['<tool_code>calculator(expression="5 + 5")</tool_code>', '<tool_code>calculator({"expression": "5 + 5"})</tool_code>'])
+def test_gemmas_tool_code_convention_written_as_a_tag(text: str) -> None:
+    assert calls(text, [CALCULATOR]) == [("calculator", {"expression": "5 + 5"})]
+    assert_every_cut_matches(text, [CALCULATOR], step=9)
+
+
+@pytest.mark.parametrize("text", ["<tool_code>print(1 + 2)</tool_code>", "Put code in a <tool_code> tag.", "<tool_code>x = 5</tool_code>"])
+def test_code_in_a_tool_code_tag_that_calls_no_offered_tool_stays_content(text: str) -> None:
+    parsed = parse_response(text, tools=[CALCULATOR])
+    assert parsed.tool_calls == [] and parsed.content == text
+
+
+@pytest.mark.parametrize("constraint", ["", "<|constrain|>json"])
+def test_a_harmony_call_with_an_empty_message_is_a_call_without_arguments(constraint: str) -> None:
+    text = f"<|channel|>commentary to=functions.database.ping {constraint}<|message|><|call|>"
+    parsed = parse_response(text, tools=[PING])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("database.ping", {})]
+    assert parsed.content == ""

@@ -156,7 +156,7 @@ class HarmonyFamily(CallFamily):
         if role != "assistant":
             return Extraction(end=consumed)  # a tool's (or user's) message, not something to run
         if recipient and recipient not in TO_THE_READER:
-            if text.startswith("<", skip_space(text, body_start, body_end)):
+            if (first := skip_space(text, body_start, body_end)) < body_end and text.startswith("<", first):
                 return None  # markup, not JSON arguments: a dialect whose body another family reads (Glimmer's XML)
             found = self._call(text, pos, recipient, body_start, body_end, terminator, ctx)
             found.start = pos

@@ -57,7 +57,7 @@ _MAX_LENIENT_VALUES = 8
 #: tags whose body is certainly meant as a call: unreadable JSON there is reported
 _STRONG = ("tool_call", "function_call", "tool_use", "functioncall", "toolcall", "longcat_tool_call", "dots_function_call")
 #: tags models also use for other things (prompt echo, answers): unreadable means "not a call"
-_WEAK = ("tools", "tool", "response", "function")
+_WEAK = ("tools", "tool", "response", "function", "tool_code")
 _TAGS = _STRONG + _WEAK
 _NAME_LINE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,120})\s*\n\s*(?=[{\[])")
 #: gpt-oss's recipient header where the name belongs (``<tool_call>assistant to=functions.NAME json``
