@@ -291,3 +291,16 @@ def test_a_harmony_call_with_an_empty_message_is_a_call_without_arguments(constr
     parsed = parse_response(text, tools=[PING])
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("database.ping", {})]
     assert parsed.content == ""
+
+
+ARGUMENTS_ELEMENT = '<function name="calculator">\n  <arguments>{"expression": "6 + 6"}</arguments>\n</function>'
+
+
+def test_a_function_elements_arguments_as_json_inside_an_arguments_element() -> None:
+    assert calls(ARGUMENTS_ELEMENT, [CALCULATOR]) == [("calculator", {"expression": "6 + 6"})]
+    assert_every_cut_matches(ARGUMENTS_ELEMENT, [CALCULATOR], step=9)
+
+
+def test_prose_naming_an_arguments_element_is_no_call() -> None:
+    text = 'The <function name="calculator"><arguments> element holds JSON.'
+    assert parse_response(text, tools=[CALCULATOR]).content == text

@@ -11,8 +11,8 @@ it is reported TRUNCATED.
 
 Models that half-remember the format write Anthropic's ``<parameter name=...>``
 children instead, or the arguments as one JSON object
-(``<function name="f">{"a": 1}</function>``); both are read, the JSON with the
-same repairs as everywhere else.
+(``<function name="f">{"a": 1}</function>``, or inside ``<arguments>``); all are
+read, the JSON with the same repairs as everywhere else.
 
 The same elements inside ``<tool_call>…</tool_call>`` (Qwen3-Coder's block,
 a model mixing the two formats) are read with the block, so no stray tag is
@@ -48,7 +48,9 @@ CDATA, CDATA_END = "<![CDATA[", "]]>"
 _FUNCTION = re.compile(r"<function\s+" + NAME_ATTRIBUTE)
 _PARAM = re.compile(r"<(?P<element>param|parameter)\s+" + NAME_ATTRIBUTE.replace("(?P<name>", "(?P<key>"))
 #: what may follow the opening tag: a parameter, a JSON object, the closer, or the end of the output
-_BODY_HEAD = r"\s*+(?:<param(?:eter)?+\s|\{|</function>|\Z)"
+_BODY_HEAD = r"\s*+(?:<param(?:eter)?+\s|<(?:arguments|parameters)>\s*+\{|\{|</function>|\Z)"
+#: the arguments object inside an element of its own (``<arguments>{…}</arguments>``)
+_ARGUMENTS_ELEMENT = re.compile(r"<(arguments|parameters)>\s*+(?=\{)")
 #: the scan lookahead after ``<function`` + one whitespace: ``_FUNCTION``'s rest, then ``_BODY_HEAD``
 _HEAD = NAME_ATTRIBUTE_HEAD + _BODY_HEAD
 _BODY = re.compile(_BODY_HEAD)
@@ -116,6 +118,8 @@ class MiniCpm4XmlFamily(CallFamily):
         cursor = match.end()
         if text.startswith("{", skip_space(text, cursor)):
             return self._json_body(text, pos, skip_space(text, cursor), name)
+        if (element := _ARGUMENTS_ELEMENT.match(text, skip_space(text, cursor))) is not None:
+            return self._json_body(text, pos, element.end(), name, f"</{element.group(1)}>")
         while True:
             cursor = skip_space(text, cursor)
             if text.startswith(CLOSE, cursor):
@@ -144,13 +148,16 @@ class MiniCpm4XmlFamily(CallFamily):
         call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
         return Extraction(end=end, calls=[call], diagnostics=diagnostics, final=True)
 
-    def _json_body(self, text: str, pos: int, body: int, name: str) -> Extraction:
-        """``<function name="f">{"a": 1}</function>``: the arguments as one JSON object."""
-        read = json_arguments_before(self.name, text, pos, body, CLOSE, name)
+    def _json_body(self, text: str, pos: int, body: int, name: str, element_close: str = "") -> Extraction:
+        """``<function name="f">{"a": 1}</function>``: the arguments as one JSON object (or inside
+        an element of their own, ``<arguments>{…}</arguments>``, whose closer ``element_close`` is)."""
+        read = json_arguments_before(self.name, text, pos, body, element_close or CLOSE, name)
         if isinstance(read, Extraction):
             return read
         arguments, end, repairs = read
         after = skip_space(text, end)
+        if element_close and text.startswith(element_close, after):
+            after = skip_space(text, after + len(element_close))
         if not text.startswith(CLOSE, after):
             close = find_forward(text, CLOSE, after)
             if close == -1:
@@ -172,6 +179,9 @@ class MiniCpm4XmlFamily(CallFamily):
             # the tag is decided once its '>' is written (a name holds none), or once it is too long
             return bounded_find(text, ">", pos, 300) != -1 or len(text) - pos > 300
         body = skip_space(text, match.end())
+        for element in ("<arguments>", "<parameters>"):  # may still become the element holding the JSON
+            if is_proper_prefix(text, body, element) or (text.startswith(element, body) and skip_space(text, body + len(element)) == len(text)):
+                return False
         return len(text) - body >= len(CLOSE) or (body < len(text) and text[body] != "<")
 
     def render(self, calls: Sequence[ToolCall]) -> str:
