@@ -304,3 +304,31 @@ def test_a_function_elements_arguments_as_json_inside_an_arguments_element() -> 
 def test_prose_naming_an_arguments_element_is_no_call() -> None:
     text = 'The <function name="calculator"><arguments> element holds JSON.'
     assert parse_response(text, tools=[CALCULATOR]).content == text
+
+
+READ = Tool("read_file", parameters={"type": "object", "properties": {"path": {"type": "string"}}})
+WRITE = Tool("write_file", parameters={"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}})
+DONE = Tool("attempt_completion", parameters={"type": "object", "properties": {"result": {"type": "string"}}})
+LINES = [READ, WRITE, DONE, RUN]
+CALL_LINES = (
+    "Some text before\nTool call: read_file (path: main.go)\nTool call: write_file (path: out.txt, content: Hello World)\n"
+    'Tool call: run_command (command="go test ./...", timeout=60)\nTool call: attempt_completion (result: Я всё сделал)'
+)
+
+
+def test_an_agents_tool_call_lines() -> None:
+    assert calls(CALL_LINES, LINES) == [
+        ("read_file", {"path": "main.go"}), ("write_file", {"path": "out.txt", "content": "Hello World"}),
+        ("run_command", {"command": "go test ./...", "timeout": 60}), ("attempt_completion", {"result": "Я всё сделал"}),
+    ]
+    assert parse_response(CALL_LINES, tools=LINES).content == "Some text before"
+    assert_every_cut_matches(CALL_LINES, LINES, step=13)
+
+
+@pytest.mark.parametrize("text", [
+    "The log says Tool call: read_file (path: main.go) and more.",  # inside a sentence
+    "Tool call: delete_all (path: /)",  # no offered tool
+    "Tool call: read_file (path: main.go) was made earlier",  # the line goes on
+])
+def test_tool_call_lines_in_prose_or_for_no_tool_are_no_call(text: str) -> None:
+    assert calls(text, LINES) == []

@@ -191,7 +191,7 @@ def test_every_single_character_cut_matches_one_shot(text: str) -> None:
 @pytest.mark.parametrize(("text", "content"), [
     ('Here is the function call:\nget_weather(city="Paris")', "Here is the function call:"),
     ('Here is the function call:\n\nget_weather(city="Paris"), g()', "Here is the function call:"),
-    ('Tool call: get_weather(city="Paris")', "Tool call:"),
+    ('Tool call: get_weather(city="Paris")', ""),  # the call line's own label (history_display), not a lead-in
     ('<think>t</think>\nCalling it now:\nget_weather(city="Paris")', "Calling it now:"),
 ])
 def test_a_lead_in_line_may_announce_the_call_list(text: str, content: str) -> None:

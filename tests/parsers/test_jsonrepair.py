@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from utp.parsers import jsonrepair as jr
 from utp.parsers.jsonrepair import decode_json_at, loads_lenient, parse_arguments, scan_json_value
-from utp.parsers.jsonlenient import CUT_MID_VALUE, TYPOGRAPHIC_QUOTES
+from utp.parsers.jsonrepairnames import CUT_MID_VALUE, TYPOGRAPHIC_QUOTES
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
@@ -33,6 +33,8 @@ def test_valid_json_has_no_repairs() -> None:
         ('{city: "Oslo"}', {"city": "Oslo"}, jr.UNQUOTED_KEYS),
         ('{order_id=1, name="Ann"}', {"order_id": 1, "name": "Ann"}, jr.KEY_EQUALS),
         ('{"name","x","arguments":{}}', {"name": "x", "arguments": {}}, jr.COMMA_FOR_COLON),
+        ('{"vertices": [(0, 0), (2, 3)], "at": (1, "a")}', {"vertices": [[0, 0], [2, 3]], "at": [1, "a"]}, jr.PYTHON_TUPLE),
+        ('{"function=webfetch", "arguments": {"url": "x"}}', {"function": "webfetch", "arguments": {"url": "x"}}, jr.PAIR_IN_ONE_STRING),
         ('{"a": {"b": [1, 2', {"a": {"b": [1, 2]}}, jr.CLOSED_TRUNCATED),
         ('{"a": 1} trailing words', {"a": 1}, jr.TRAILING_GARBAGE),
         ('{"a": 1 "b": 2}', {"a": 1, "b": 2}, jr.MISSING_COMMA),

@@ -1,8 +1,8 @@
 """The repairing JSON reader: one left-to-right pass that reads what a model almost wrote as JSON.
 
 :func:`utp.parsers.jsonrepair.loads_lenient` hands it text strict JSON refused.
-Every repair it makes has a stable name (the constants below), recorded on the
-call so scoring can tell clean output from repaired. Bounded work per
+Every repair it makes has a stable name (:mod:`utp.parsers.jsonrepairnames`),
+recorded on the call so scoring can tell clean output from repaired. Bounded work per
 character, no backtracking regexes: hostile input stays linear.
 """
 
@@ -13,42 +13,14 @@ import re
 from typing import Any
 
 from utp.numbers import too_long_digits
+from utp.parsers.jsonrepairnames import (
+    BAD_SEPARATOR, CLOSED_TRUNCATED, COMMA_FOR_COLON, COMMENTS, CONTROL_CHARS, CUT_MID_VALUE,
+    DOUBLED_BRACES, DOUBLE_ENCODED, ESCAPED_QUOTES, INNER_QUOTES, KEY_EQUALS, LIST_WRAPPED,
+    LONG_NUMBER_AS_TEXT, LOOSE_NUMBER, MISSING_CLOSER, MISSING_COLON, MISSING_COMMA, PAIR_IN_ONE_STRING,
+    PYTHON_LITERALS, PYTHON_TUPLE, SINGLE_QUOTES, TRAILING_COMMA, TRAILING_GARBAGE, TYPOGRAPHIC_QUOTES,
+    UNQUOTED_KEYS,
+)
 
-# Repair names: stable strings, recorded in ToolCall.repairs and reports.
-TRAILING_COMMA = "removed trailing comma"
-SINGLE_QUOTES = "single quotes to double"
-PYTHON_LITERALS = "Python literals (True/False/None) to JSON"
-UNQUOTED_KEYS = "quoted bare keys"
-KEY_EQUALS = "key=value to key: value"
-BAD_SEPARATOR = "malformed separator after key"
-MISSING_COLON = "inserted missing colon"
-COMMA_FOR_COLON = "comma where colon belongs"
-ESCAPED_QUOTES = "unescaped backslash-escaped quotes"
-CLOSED_TRUNCATED = "closed truncated JSON"
-#: noted with CLOSED_TRUNCATED when the cut fell inside a string, or right after ``{``, ``[``,
-#: ``,`` or ``:`` (more was clearly coming): the value is half written, so a call holding it is
-#: reported, never run (:func:`utp.parsers.scanloop.try_extract`). A cut after a whole value
-#: (``{"city": "Paris"``) only lost closing brackets, and is read.
-CUT_MID_VALUE = "closed a value the text cut off mid-way"
-TRAILING_GARBAGE = "ignored text after the JSON value"
-MISSING_COMMA = "inserted missing comma"
-DOUBLE_ENCODED = "decoded double-encoded JSON string"
-LIST_WRAPPED = "unwrapped single-object list"
-DOUBLED_BRACES = "undid braces written doubled ({{ ... }})"
-CONTROL_CHARS = "escaped control characters in strings"
-LOOSE_NUMBER = "normalised number literal"
-#: more digits than Python converts to a number: kept as its text, which validation reports
-LONG_NUMBER_AS_TEXT = "kept a number too long to read as its text"
-INNER_QUOTES = "kept unescaped quotes inside a string"
-COMMENTS = "removed comments"
-#: a word processor's or chat client's quotes, “…”, as a string's delimiters
-TYPOGRAPHIC_QUOTES = "typographic quotes read as string quotes"
-#: ``[{"name": "f", "arguments": {"a": 1}]``: a closer that belongs to an enclosing container
-#: ends the inner ones whose closers were left out (models drop one brace of a call list)
-MISSING_CLOSER = "closed containers whose closers were left out"
-#: ``{"function=webfetch", "arguments": {…}}``: a whole pair written inside one key's quotes
-#: (Qwen3-Coder's ``<function=NAME>`` habit carried into JSON)
-PAIR_IN_ONE_STRING = "key=value written as one quoted key"
 _TYPOGRAPHIC_OPEN, _TYPOGRAPHIC_CLOSE = "\u201c", "\u201d"
 
 _WS = " \t\r\n\u00a0\ufeff"
@@ -167,6 +139,8 @@ class _LenientReader:
                 self.lists_open -= 1
         if ch == '"' or ch == "'":
             return self.read_string()
+        if ch == "(" and (self.lists_open or self.objects_open):
+            return self.read_tuple()
         if ch == "\\" and self.text.startswith('\\"', self.i):
             self.note(ESCAPED_QUOTES)
             return self.read_escaped_string()
@@ -432,6 +406,28 @@ class _LenientReader:
         return False
 
     # -- arrays
+
+    def read_tuple(self) -> list[Any]:
+        """``(0, 0)`` where a value belongs inside a container: Python's tuple, written by a model that
+        mixes Python into its JSON (qwen2.5-0.5b's ``"vertices": [(0, 0), (2, 3)]``), as a list."""
+        self.note(PYTHON_TUPLE)
+        self.i += 1  # '('
+        result: list[Any] = []
+        while True:
+            self.skip_ws()
+            ch = self.peek()
+            if ch == ")":
+                self.i += 1
+                return result
+            if ch == "":
+                self.note(CLOSED_TRUNCATED)
+                return result
+            if ch == ",":
+                self.i += 1
+                continue
+            if ch in "]}":
+                raise self.error(f"{ch!r} inside a tuple")
+            result.append(self.read_value())
 
     def read_array(self) -> list[Any]:
         opened_at = self.i

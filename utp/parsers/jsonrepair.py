@@ -18,17 +18,18 @@ import json
 import re
 from typing import Any
 
-# Repair names (stable strings, recorded in ToolCall.repairs and reports) and the reader live in
-# jsonlenient; they are imported here so the families need one module for JSON.
-from utp.parsers.jsonlenient import (  # noqa: F401  (re-exported)
+# The reader and the repair names live in jsonlenient and jsonrepairnames; they are imported here
+# so the families need one module for JSON.
+from utp.parsers.jsonlenient import _OPEN_ENDS, _WS, _LenientReader, quoted_string_end  # noqa: F401  (re-exported)
+from utp.parsers.jsonrepairnames import (  # noqa: F401  (re-exported)
     BAD_SEPARATOR,
     CLOSED_TRUNCATED,
     COMMA_FOR_COLON,
     COMMENTS,
     CONTROL_CHARS,
     CUT_MID_VALUE,
-    DOUBLE_ENCODED,
     DOUBLED_BRACES,
+    DOUBLE_ENCODED,
     ESCAPED_QUOTES,
     INNER_QUOTES,
     KEY_EQUALS,
@@ -40,14 +41,12 @@ from utp.parsers.jsonlenient import (  # noqa: F401  (re-exported)
     MISSING_COMMA,
     PAIR_IN_ONE_STRING,
     PYTHON_LITERALS,
+    PYTHON_TUPLE,
     SINGLE_QUOTES,
     TRAILING_COMMA,
     TRAILING_GARBAGE,
+    TYPOGRAPHIC_QUOTES,
     UNQUOTED_KEYS,
-    _OPEN_ENDS,
-    _WS,
-    _LenientReader,
-    quoted_string_end,
 )
 
 __all__ = [

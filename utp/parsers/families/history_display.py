@@ -10,7 +10,8 @@ read as the pythonic family reads them, typed by the offered tool.
 Also the display ``[Calling tool: f with arguments: {"a": 1}]``, whose object a
 client may print with typographic quotes (``{“a”: “x”}``: read as quotes), and
 OpenClaw's ``[Tool Call: f (ID: call_1)] Arguments: {"a": 1}`` (the id is the
-client's, not an argument).
+client's, not an argument), and an agent's line ``Tool call: f (path: main.go)`` on a line of its
+own for an offered tool (the arguments as ``key: value`` pairs, keywords or a JSON object).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from utp.parsers.pythoncalls import MAX_SPAN, bracket_end, build_python_calls, r
 from utp.parsers.familykit import make_call, read_json_at, unreadable
 from utp.parsers.pyliteral import LiteralError
 from utp.parsers.textscan import skip_space
+from utp.parsers.yamlarguments import pair_list_arguments, yaml_arguments
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 TRIGGER = "[Calling tool:"
@@ -36,19 +38,30 @@ _WITH_ARGUMENTS = re.compile(r"with arguments:[ \t]*(?=\{)")
 TOOL_CALL_TRIGGER = "[Tool Call:"
 _TOOL_CALL_LINE = r"[ \t]*+([A-Za-z_][\w.\-]{0,127}+)[ \t]*+(?:\(ID:[^()\n]{0,128}+\)[ \t]*+)?\][ \t]*+Arguments:[ \t]*+(?=\{)"
 _TOOL_CALL = re.compile(_TOOL_CALL_LINE)
+#: a line of its own naming one call: ``Tool call: read_file (path: main.go)`` (an agent's text protocol,
+#: the arguments as ``key: value`` pairs, keywords or a JSON object); the line ends after the ``)``
+LINE_TRIGGER = "Tool call:"
+_CALL_LINE_RE = re.compile(r"[ \t]*+([A-Za-z_][\w.\-]{0,127}+)[ \t]*+\(([^\n]{0,4096})\)[ \t]*+(?=\r?\n|\Z)")
+#: the same without its groups: the scan lookahead
+_CALL_LINE_HEAD = r"[ \t]*+[A-Za-z_][\w.\-]{0,127}+[ \t]*+\([^\n]{0,4096}\)[ \t]*+(?=\r?\n|\Z)"
 
 
 @register_family
 class HistoryDisplayFamily(CallFamily):
     name = "history_display"
     priority = 50
-    declared_triggers = static_triggers((TRIGGER, TOOL_CALL_TRIGGER), {TRIGGER: HEAD, TOOL_CALL_TRIGGER: _TOOL_CALL_LINE.replace("(", "(?:", 1)})
+    declared_triggers = static_triggers(
+        (TRIGGER, TOOL_CALL_TRIGGER, LINE_TRIGGER),
+        {TRIGGER: HEAD, TOOL_CALL_TRIGGER: _TOOL_CALL_LINE.replace("(", "(?:", 1), LINE_TRIGGER: _CALL_LINE_HEAD},
+    )
     aliases = ("calling_tool",)
     summary = '[Calling tool: f({"a": 1})] (a client\'s display of past calls, imitated)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == TOOL_CALL_TRIGGER:
             return self._tool_call_line(text, pos)
+        if trigger == LINE_TRIGGER:
+            return self._call_line(text, pos, ctx)
         named = _NAME.match(text, pos + len(TRIGGER))
         if named is None:
             return None
@@ -105,6 +118,37 @@ class HistoryDisplayFamily(CallFamily):
         diagnostics: list[Diagnostic] = []
         call = make_call(self.name, line.group(1), read[0], text[pos : read[1]], pos, read[2], diagnostics)
         return Extraction(read[1], [call], diagnostics)
+
+    def _call_line(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        """``Tool call: f (k: v, k2: v2)`` on a line of its own, for an offered tool."""
+        line = _CALL_LINE_RE.match(text, pos + len(LINE_TRIGGER))
+        tool = ctx.tool(line.group(1)) if line is not None else None
+        if tool is None or text[text.rfind("\n", 0, pos) + 1 : pos].strip():
+            return None  # no offered tool, or the label inside a sentence
+        inner = line.group(2).strip()
+        arguments: dict | None = {} if not inner else None
+        if inner.startswith("{"):
+            read = read_json_at(inner, 0)
+            arguments = read[0] if read is not None and isinstance(read[0], dict) and read[1] == len(inner) else None
+        elif inner:
+            arguments = yaml_arguments(inner, tool) or pair_list_arguments(inner, tool)
+        if arguments is None:
+            try:
+                raws, repairs, failures = read_calls(f"[{tool.name}({inner})]")
+            except LiteralError:
+                return None
+            if failures or len(raws) != 1:
+                return None
+            calls, diagnostics = build_python_calls(self.name, raws, repairs, text[pos : line.end()], pos, ctx)
+            return Extraction(line.end(), calls, diagnostics, final=True)
+        diagnostics: list[Diagnostic] = []
+        call = make_call(self.name, tool.name, arguments, text[pos : line.end()], pos, [], diagnostics)
+        return Extraction(line.end(), [call], diagnostics, final=True)
+
+    def settled(self, text: str, pos: int, trigger: str) -> bool:
+        if trigger == LINE_TRIGGER:
+            return text.find("\n", pos) >= 0  # the call line is decided once it ends
+        return super().settled(text, pos, trigger)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(f"{TRIGGER} {c.name}({json.dumps(c.arguments, ensure_ascii=False)})]" for c in calls)

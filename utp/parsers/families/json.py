@@ -45,7 +45,7 @@ from utp.parsers.codefences import inside_fence
 from utp.parsers.flatcalls import REQUEST_KEY, SERVICE_KEY, after_result_opener, flat_calls
 from utp.parsers.leadins import introduces_a_call
 from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, read_json_at
-from utp.parsers.jsonlenient import PYTHON_LITERALS, SINGLE_QUOTES
+from utp.parsers.jsonrepairnames import PYTHON_LITERALS, SINGLE_QUOTES
 from utp.parsers.jsonrepair import DOUBLED_BRACES, UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
 from utp.parsers.names import names_offered_tool_at, resolve_name
 from utp.parsers.reasoning import REASONING_CLOSERS, call_list_starts

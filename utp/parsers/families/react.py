@@ -325,8 +325,10 @@ def _keyed_block_end(text: str, at: int) -> tuple[int, bool]:
 
 def _keyed_arguments(step: _Step, ctx: ParseContext) -> dict[str, Any] | None:
     """A text input written as YAML's ``key: value`` lines (or pairs on one line) naming the offered tool's parameters."""
+    if not step.text_input or not step.keyed:
+        return None
     tool = _offered_tool(step.name, ctx)
-    if not step.text_input or not step.keyed or tool is None or not tool.properties:
+    if tool is None or not tool.properties:
         return None
     first_line = step.keyed.split("\n", 1)[0].strip()
     return yaml_arguments(step.keyed, tool) or pair_list_arguments(first_line, tool)
