@@ -467,3 +467,13 @@ def test_yaml_nested_deeper_than_python_recurses_is_text_not_a_parser_error(temp
     parsed = parse_response(template.format(body="city: " + "[" * 900 + "]" * 900), tools=TOOLS)
     assert not [d for d in parsed.diagnostics if "parser error" in d.reason]
     assert [c.name for c in parsed.tool_calls] == ["get_weather"]
+
+
+FLAGS = Tool("set_flag", parameters={"type": "object", "properties": {"answer": {"type": "string"}, "version": {"type": "string"}, "on": {"type": "boolean"}}})
+
+
+@pytest.mark.parametrize("template", ["Action: set_flag\nAction Input: {body}\n\nObservation: x", "<set_flag>\n{body}\n</set_flag>"])
+def test_yaml_scalars_keep_their_text_for_a_string_parameter(template: str) -> None:
+    """YAML 1.1 reads ``yes`` as true and ``1.50`` as 1.5: a string parameter gets the text as written."""
+    parsed = parse_response(template.format(body="answer: yes\nversion: 1.50\non: yes"), tools=[FLAGS])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("set_flag", {"answer": "yes", "version": "1.50", "on": True})]

@@ -43,21 +43,30 @@ def load_yaml(text: str) -> Any:
 def yaml_arguments(body: str, tool: Any) -> dict[str, Any] | None:
     """A YAML mapping body's arguments: keys the tool's parameters (identifiers when it lists none).
 
-    Values keep YAML's types unless the schema says string (``zip: 02134``);
-    dates and other non-JSON scalars become their text.
+    Values keep YAML's types unless the schema says string: then the text as
+    written (``zip: 02134``, ``answer: yes``, which YAML 1.1 reads as true);
+    dates and other non-JSON scalars become their text. Keys are as written too
+    (YAML 1.1 reads a key ``on`` as true).
     """
     if not YAML_START.match(body):
         return None
     try:
         value = load_yaml(body)
-    except yaml.YAMLError:
+        node = yaml.compose(body, Loader=_LOADER)
+    except (yaml.YAMLError, RecursionError):
         return None
-    if not isinstance(value, dict) or not value or not all(isinstance(key, str) for key in value):
+    if not isinstance(value, dict) or not value or not isinstance(node, yaml.MappingNode) or len(node.value) != len(value):
+        return None  # not one mapping, or a key written twice
+    # keys as written (YAML 1.1 reads a key ``on`` as true), in the order the values were read
+    keys = [key.value if isinstance(key, yaml.ScalarNode) else None for key, _ in node.value]
+    if None in keys or len(set(keys)) != len(keys) or not _parameters(dict.fromkeys(keys), tool):
         return None
-    if not _parameters(value, tool):
-        return None
+    written = [item.value if isinstance(item, yaml.ScalarNode) else None for _, item in node.value]
     try:
-        return {key: _schema_typed(_jsonable(item), property_schema(tool, key)) for key, item in value.items()}
+        return {
+            key: _schema_typed(_jsonable(item), property_schema(tool, key), as_written)
+            for key, item, as_written in zip(keys, value.values(), written)
+        }
     except RecursionError:
         return None
 
@@ -100,8 +109,11 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _schema_typed(value: Any, schema: Any) -> Any:
-    """A scalar YAML typed otherwise than a string-typed parameter wants: its text, typed by the schema."""
+def _schema_typed(value: Any, schema: Any, written: str | None = None) -> Any:
+    """A scalar YAML typed otherwise than the parameter wants: for a string, the text as written
+    (``yes`` stays ``yes``); for other types, its text typed by the schema."""
     if isinstance(value, (dict, list, str)) or value is None:
         return value
-    return typed_value(json.dumps(value), schema, untyped="json") if "string" not in schema_types(schema) else json.dumps(value)
+    if "string" in schema_types(schema):
+        return written if written is not None else json.dumps(value)
+    return typed_value(json.dumps(value), schema, untyped="json")
