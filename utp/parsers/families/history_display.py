@@ -20,7 +20,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.pythoncalls import MAX_SPAN, bracket_end, build_python_calls, read_calls
 from utp.parsers.familykit import make_call, read_json_at, unreadable
 from utp.parsers.pyliteral import LiteralError
@@ -41,7 +41,11 @@ _TOOL_CALL = re.compile(_TOOL_CALL_LINE)
 #: a line of its own naming one call: ``Tool call: read_file (path: main.go)`` (an agent's text protocol,
 #: the arguments as ``key: value`` pairs, keywords or a JSON object); the line ends after the ``)``
 LINE_TRIGGER = "Tool call:"
+#: watched for after a line break (a trigger opening with ``T`` would stop the scan at every
+#: capital T of a text), and as ``Tool call: NAME`` where an answer starts
+_LINE_AFTER_BREAK = "\n" + LINE_TRIGGER
 _CALL_LINE_RE = re.compile(r"[ \t]*+([A-Za-z_][\w.\-]{0,127}+)[ \t]*+\(([^\n]{0,4096})\)[ \t]*+(?=\r?\n|\Z)")
+_CALL_LINE_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,127}")
 #: the same without its groups: the scan lookahead
 _CALL_LINE_HEAD = r"[ \t]*+[A-Za-z_][\w.\-]{0,127}+[ \t]*+\([^\n]{0,4096}\)[ \t]*+(?=\r?\n|\Z)"
 
@@ -51,16 +55,25 @@ class HistoryDisplayFamily(CallFamily):
     name = "history_display"
     priority = 50
     declared_triggers = static_triggers(
-        (TRIGGER, TOOL_CALL_TRIGGER, LINE_TRIGGER),
-        {TRIGGER: HEAD, TOOL_CALL_TRIGGER: _TOOL_CALL_LINE.replace("(", "(?:", 1), LINE_TRIGGER: _CALL_LINE_HEAD},
+        (TRIGGER, TOOL_CALL_TRIGGER, _LINE_AFTER_BREAK),
+        {TRIGGER: HEAD, TOOL_CALL_TRIGGER: _TOOL_CALL_LINE.replace("(", "(?:", 1), _LINE_AFTER_BREAK: _CALL_LINE_HEAD},
     )
     aliases = ("calling_tool",)
     summary = '[Calling tool: f({"a": 1})] (a client\'s display of past calls, imitated)'
 
+    def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+        """Also ``Tool call: NAME`` for each offered tool, where an answer starts (a call line opening it)."""
+        if ctx is None or not ctx.has_tools:
+            return self.declared_triggers
+        names = [name for name in ctx.by_name if _CALL_LINE_NAME.fullmatch(name)]
+        return (*self.declared_triggers, *(Trigger(f"{LINE_TRIGGER} {name}", start=Start.ANSWER, from_tool_names=True) for name in names))
+
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == TOOL_CALL_TRIGGER:
             return self._tool_call_line(text, pos)
-        if trigger == LINE_TRIGGER:
+        if trigger == _LINE_AFTER_BREAK:
+            return self._call_line(text, pos + 1, ctx)  # the span takes the line break with it, as content is split at lines
+        if trigger.startswith(LINE_TRIGGER):
             return self._call_line(text, pos, ctx)
         named = _NAME.match(text, pos + len(TRIGGER))
         if named is None:
@@ -146,8 +159,8 @@ class HistoryDisplayFamily(CallFamily):
         return Extraction(line.end(), [call], diagnostics, final=True)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
-        if trigger == LINE_TRIGGER:
-            return text.find("\n", pos) >= 0  # the call line is decided once it ends
+        if trigger == _LINE_AFTER_BREAK or trigger.startswith(LINE_TRIGGER):
+            return text.find("\n", pos + 1) >= 0  # the call line is decided once it ends
         return super().settled(text, pos, trigger)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
