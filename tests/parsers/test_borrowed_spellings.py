@@ -311,8 +311,8 @@ WRITE = Tool("write_file", parameters={"type": "object", "properties": {"path": 
 DONE = Tool("attempt_completion", parameters={"type": "object", "properties": {"result": {"type": "string"}}})
 LINES = [READ, WRITE, DONE, RUN]
 CALL_LINES = (
-    "Some text before\nTool call: read_file (path: main.go)\nTool call: write_file (path: out.txt, content: Hello World)\n"
-    'Tool call: run_command (command="go test ./...", timeout=60)\nTool call: attempt_completion (result: Я всё сделал)'
+    "Tool call: read_file (path: main.go)\nTool call: write_file (path: out.txt, content: Hello World)\n"
+    'Tool call: run_command (command="go test ./...", timeout=60)\nTool call: attempt_completion (result: Я всё сделал)\n\nDone.'
 )
 
 
@@ -321,7 +321,7 @@ def test_an_agents_tool_call_lines() -> None:
         ("read_file", {"path": "main.go"}), ("write_file", {"path": "out.txt", "content": "Hello World"}),
         ("run_command", {"command": "go test ./...", "timeout": 60}), ("attempt_completion", {"result": "Я всё сделал"}),
     ]
-    assert parse_response(CALL_LINES, tools=LINES).content == "Some text before"
+    assert parse_response(CALL_LINES, tools=LINES).content == "Done."
     assert_every_cut_matches(CALL_LINES, LINES, step=13)
 
 

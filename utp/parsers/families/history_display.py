@@ -10,8 +10,9 @@ read as the pythonic family reads them, typed by the offered tool.
 Also the display ``[Calling tool: f with arguments: {"a": 1}]``, whose object a
 client may print with typographic quotes (``{“a”: “x”}``: read as quotes), and
 OpenClaw's ``[Tool Call: f (ID: call_1)] Arguments: {"a": 1}`` (the id is the
-client's, not an argument), and an agent's line ``Tool call: f (path: main.go)`` on a line of its
-own for an offered tool (the arguments as ``key: value`` pairs, keywords or a JSON object).
+client's, not an argument), and an agent's lines ``Tool call: f (path: main.go)`` for offered tools,
+where an answer's calls may start, one below another (the arguments as ``key: value`` pairs,
+keywords or a JSON object).
 """
 
 from __future__ import annotations
@@ -41,13 +42,13 @@ _TOOL_CALL = re.compile(_TOOL_CALL_LINE)
 #: a line of its own naming one call: ``Tool call: read_file (path: main.go)`` (an agent's text protocol,
 #: the arguments as ``key: value`` pairs, keywords or a JSON object); the line ends after the ``)``
 LINE_TRIGGER = "Tool call:"
-#: watched for after a line break (a trigger opening with ``T`` would stop the scan at every
-#: capital T of a text), and as ``Tool call: NAME`` where an answer starts
-_LINE_AFTER_BREAK = "\n" + LINE_TRIGGER
+#: watched for only as ``Tool call: NAME`` where an answer's call lines may start (its first line, after a
+#: lead-in, its last lines): a literal opening with ``T`` (or a line break) anywhere would stop the scan at
+#: every capital T (or line break) of every text, a flood of them read several times slower
 _CALL_LINE_RE = re.compile(r"[ \t]*+([A-Za-z_][\w.\-]{0,127}+)[ \t]*+\(([^\n]{0,4096})\)[ \t]*+(?=\r?\n|\Z)")
 _CALL_LINE_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,127}")
-#: the same without its groups: the scan lookahead
-_CALL_LINE_HEAD = r"[ \t]*+[A-Za-z_][\w.\-]{0,127}+[ \t]*+\([^\n]{0,4096}\)[ \t]*+(?=\r?\n|\Z)"
+#: what follows ``Tool call: NAME`` on its line (the scan lookahead)
+_CALL_LINE_REST = r"[ \t]*+\([^\n]{0,4096}\)[ \t]*+(?=\r?\n|\Z)"
 
 
 @register_family
@@ -55,8 +56,8 @@ class HistoryDisplayFamily(CallFamily):
     name = "history_display"
     priority = 50
     declared_triggers = static_triggers(
-        (TRIGGER, TOOL_CALL_TRIGGER, _LINE_AFTER_BREAK),
-        {TRIGGER: HEAD, TOOL_CALL_TRIGGER: _TOOL_CALL_LINE.replace("(", "(?:", 1), _LINE_AFTER_BREAK: _CALL_LINE_HEAD},
+        (TRIGGER, TOOL_CALL_TRIGGER),
+        {TRIGGER: HEAD, TOOL_CALL_TRIGGER: _TOOL_CALL_LINE.replace("(", "(?:", 1)},
     )
     aliases = ("calling_tool",)
     summary = '[Calling tool: f({"a": 1})] (a client\'s display of past calls, imitated)'
@@ -66,15 +67,14 @@ class HistoryDisplayFamily(CallFamily):
         if ctx is None or not ctx.has_tools:
             return self.declared_triggers
         names = [name for name in ctx.by_name if _CALL_LINE_NAME.fullmatch(name)]
-        return (*self.declared_triggers, *(Trigger(f"{LINE_TRIGGER} {name}", start=Start.ANSWER, from_tool_names=True) for name in names))
+        lines = (Trigger(f"{LINE_TRIGGER} {name}", _CALL_LINE_REST, Start.ANSWER, from_tool_names=True) for name in names)
+        return (*self.declared_triggers, *lines)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == TOOL_CALL_TRIGGER:
             return self._tool_call_line(text, pos)
-        if trigger == _LINE_AFTER_BREAK:
-            return self._call_line(text, pos + 1, ctx)  # the span takes the line break with it, as content is split at lines
         if trigger.startswith(LINE_TRIGGER):
-            return self._call_line(text, pos, ctx)
+            return self._call_lines(text, pos, ctx)
         named = _NAME.match(text, pos + len(TRIGGER))
         if named is None:
             return None
@@ -132,6 +132,17 @@ class HistoryDisplayFamily(CallFamily):
         call = make_call(self.name, line.group(1), read[0], text[pos : read[1]], pos, read[2], diagnostics)
         return Extraction(read[1], [call], diagnostics)
 
+    def _call_lines(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        """The call line at ``pos`` and the call lines right below it (one extraction: only the first
+        starts where the scan looks for them)."""
+        found = self._call_line(text, pos, ctx)
+        while found is not None and text.startswith(LINE_TRIGGER, below := found.end + 1) and text.startswith("\n", found.end):
+            more = self._call_line(text, below, ctx)
+            if more is None:
+                break
+            found = Extraction(more.end, [*found.calls, *more.calls], [*found.diagnostics, *more.diagnostics], final=more.final)
+        return found
+
     def _call_line(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """``Tool call: f (k: v, k2: v2)`` on a line of its own, for an offered tool."""
         line = _CALL_LINE_RE.match(text, pos + len(LINE_TRIGGER))
@@ -159,7 +170,7 @@ class HistoryDisplayFamily(CallFamily):
         return Extraction(line.end(), [call], diagnostics, final=True)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
-        if trigger == _LINE_AFTER_BREAK or trigger.startswith(LINE_TRIGGER):
+        if trigger.startswith(LINE_TRIGGER):
             return text.find("\n", pos + 1) >= 0  # the call line is decided once it ends
         return super().settled(text, pos, trigger)
 
