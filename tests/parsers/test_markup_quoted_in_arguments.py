@@ -184,3 +184,11 @@ def test_a_dropped_function_closer_before_the_block_closer_still_ends_the_call()
     text = "<tool_call>\n<function=write_file>\n<parameter=path>\na\n</parameter>\n</tool_call> Done, more prose follows here."
     assert [c.arguments for c in parse_response(text, tools=WRITE).tool_calls] == [{"path": "a"}]
     assert_every_cut_matches(text, WRITE, step=29)
+
+
+@pytest.mark.parametrize("family", ["deepseek", "kimi_k2"])
+def test_a_string_after_an_escaped_backslash_still_quotes_the_next_calls_token(family: str) -> None:
+    """``"\\\\"`` closes its string: the quote after the escaped backslash counts (found by the round-trip property)."""
+    call = ToolCall(name="A", arguments={"\\": None, "<|tool▁call▁begin|>": None, "<|tool_call_begin|>": None})
+    text = get_family(family).render([call])
+    assert [(c.name, c.arguments) for c in parse_response(text, format=family).tool_calls] == [("A", call.arguments)]

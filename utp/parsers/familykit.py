@@ -154,13 +154,20 @@ def closers_bound(text: str, closers: tuple[str, ...], pos: int) -> int:
     return min(closer_bound(text, closer, pos) for closer in closers)
 
 
+#: a double quote after an even number of backslashes (none included): it opens or closes a string
+_UNESCAPED_QUOTE = re.compile(r'(?<!\\)(?:\\\\)*+"')
+
+
 def string_open_at(text: str, start: int, at: int) -> bool:
     """Does JSON read from ``start`` stand inside a double-quoted string at ``at``?
 
     Counted, not parsed (an odd number of unescaped quotes): the cheap sign
-    that a tag found at ``at`` is an argument's text rather than markup.
+    that a tag found at ``at`` is an argument's text rather than markup. A quote
+    after an escaped backslash (``"\\\\"``) is unescaped: it closes its string.
     """
-    return (text.count('"', start, at) - text.count('\\"', start, at)) % 2 == 1
+    if "\\" not in text[start:at]:
+        return text.count('"', start, at) % 2 == 1
+    return len(_UNESCAPED_QUOTE.findall(text, start, at)) % 2 == 1
 
 
 def still_quoting(text: str, start: int, tag_at: int, bound: int) -> bool:
