@@ -71,6 +71,11 @@ def yaml_arguments(body: str, tool: Any) -> dict[str, Any] | None:
         return None
 
 
+def keyed_arguments(text: str, tool: Any) -> dict[str, Any] | None:
+    """``text`` as YAML's ``key: value`` lines, else its first line as a list of pairs."""
+    return yaml_arguments(text, tool) or pair_list_arguments(text.split("\n", 1)[0].strip(), tool)
+
+
 def pair_list_arguments(line: str, tool: Any) -> dict[str, Any] | None:
     """``namespace: prod, status: all`` on one line: each pair an argument, typed by the schema.
 

@@ -26,7 +26,7 @@ from utp.parsers.pythoncalls import MAX_SPAN, bracket_end, build_python_calls, r
 from utp.parsers.familykit import make_call, read_json_at, unreadable
 from utp.parsers.pyliteral import LiteralError
 from utp.parsers.textscan import skip_space
-from utp.parsers.yamlarguments import pair_list_arguments, yaml_arguments
+from utp.parsers.yamlarguments import keyed_arguments
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 TRIGGER = "[Calling tool:"
@@ -155,7 +155,7 @@ class HistoryDisplayFamily(CallFamily):
             read = read_json_at(inner, 0)
             arguments = read[0] if read is not None and isinstance(read[0], dict) and read[1] == len(inner) else None
         elif inner:
-            arguments = yaml_arguments(inner, tool) or pair_list_arguments(inner, tool)
+            arguments = keyed_arguments(inner, tool)
         if arguments is None:
             try:
                 raws, repairs, failures = read_calls(f"[{tool.name}({inner})]")

@@ -200,10 +200,8 @@ class PythonicFamily(CallFamily):
         if not (opens_response or offered):
             return None
         end = bracket_end(text, pos, MAX_SPAN)
-        if end == -1 and offered and (quoted := self._list_to_the_end(text, pos, ctx)) is not None:
-            return quoted
         if end == -1:
-            closed = self._closed_at_end(text, pos, ctx, offered)
+            closed = self._list_to_the_end(text, pos, ctx, offered)
             if closed is not None:
                 return closed
             return unreadable(self.name, text, pos, len(text), f"call list to {head.group(1)!r} is not closed", kind=DiagnosticKind.TRUNCATED)
@@ -220,20 +218,6 @@ class PythonicFamily(CallFamily):
         if not offered and ctx.has_tools and not all(names_offered_tool(raw.name, ctx) for raw in raws):
             return None
         return self._extraction(text, pos, end, raws, repairs, ctx, failures)
-
-    def _list_to_the_end(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
-        """A list of offered tools' calls that ends the answer, whose ``]`` a stray quote hid from the
-        bracket scan (``body=Let's meet)]``): read leniently as a whole, or not at all."""
-        end = len(text.rstrip())
-        if not text.endswith("]", pos, end) or end - pos > MAX_SPAN:
-            return None
-        try:
-            raws, repairs, failures = read_calls(text[pos:end], lenient=lambda name: names_offered_tool(name, ctx))
-        except LiteralError:
-            return None
-        if failures or not all(names_offered_tool(raw.name, ctx) for raw in raws):
-            return None
-        return self._extraction(text, pos, len(text), raws, repairs, ctx)
 
     def _code_fence(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """A ```` ```python ```` (or ```` ```py ````, or unlabeled) fence holding only calls of offered tools.
@@ -301,20 +285,26 @@ class PythonicFamily(CallFamily):
             return None
         return self._extraction(text, pos, close, raws, [*repairs, "prose after the call kept as content"], ctx)
 
-    def _closed_at_end(self, text: str, pos: int, ctx: ParseContext, offered: bool) -> Extraction | None:
-        """A call list whose last call closed where the output ended, its ``]`` never written: read with
-        the closer supplied, as any call the output stopped in after a whole value is (and withheld
-        when the server says the length limit stopped it: see ``ended_before``)."""
+    def _list_to_the_end(self, text: str, pos: int, ctx: ParseContext, offered: bool) -> Extraction | None:
+        """A call list running to the answer's end that the bracket scan could not close, read as a whole.
+
+        Either its last call closed where the output ended, its ``]`` never written: read with the
+        closer supplied, as any call the output stopped in after a whole value is (and withheld
+        when the server says the length limit stopped it: see ``ended_before``). Or, for offered
+        tools, its ``]`` is there but a stray quote in an unquoted value (``body=Let's meet)]``)
+        hid it from the scan.
+        """
         body = text[pos:].rstrip()
-        if not body.endswith(")") or len(body) >= MAX_SPAN:
+        written = offered and body.endswith("]")
+        if not (written or body.endswith(")")) or len(body) >= MAX_SPAN:
             return None
         try:
-            raws, repairs, failures = read_calls(body + "]", lenient=(lambda name: names_offered_tool(name, ctx)) if offered else None)
+            raws, repairs, failures = read_calls(body if written else body + "]", lenient=(lambda name: names_offered_tool(name, ctx)) if offered else None)
         except LiteralError:
             return None
         if failures or not raws or (ctx.has_tools and not all(names_offered_tool(raw.name, ctx) for raw in raws)):
             return None
-        return self._extraction(text, pos, len(text), raws, [*repairs, ended_before("]")], ctx)
+        return self._extraction(text, pos, len(text), raws, repairs if written else [*repairs, ended_before("]")], ctx)
 
     def _extraction(
         self,

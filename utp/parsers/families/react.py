@@ -58,7 +58,7 @@ from utp.parsers.callshape import AGENT_FINAL_ANSWER
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at
 from utp.parsers.names import resolve_name
-from utp.parsers.yamlarguments import YAML_START, pair_list_arguments, yaml_arguments
+from utp.parsers.yamlarguments import YAML_START, keyed_arguments
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall, json_type_name
 
 ACTION = "Action:"
@@ -330,8 +330,7 @@ def _keyed_arguments(step: _Step, ctx: ParseContext) -> dict[str, Any] | None:
     tool = _offered_tool(step.name, ctx)
     if tool is None or not tool.properties:
         return None
-    first_line = step.keyed.split("\n", 1)[0].strip()
-    return yaml_arguments(step.keyed, tool) or pair_list_arguments(first_line, tool)
+    return keyed_arguments(step.keyed, tool)
 
 
 def _json_string(line: str) -> str | None:
