@@ -384,6 +384,8 @@ DELEGATED: dict[str, tuple[str, str, str]] = {
     "tune": ("harness.tuning", "tune_main", "pick the best format per model from stored results"),
     "import-bfcl": ("harness.bfcl", "main", "convert BFCL data into scenario files"),
     "rescore": ("harness.rescore", "main", "re-read recorded runs from their cassettes with this UTP (no model runs)"),
+    "accuracy": ("harness.accuracy", "main", "measure how exactly UTP reads labelled model outputs (no model runs)"),
+    "prose-check": ("harness.prose_check", "main", "list calls UTP finds in documents that hold none (false positives)"),
 }
 
 
