@@ -38,8 +38,9 @@ CALL_TYPES = frozenset({"tool_call", "function_call", "tool_use"})
 CALL_LIST_KEYS = ("tool_calls", "function_calls")
 #: keys of an object that carries one call: OpenAI's legacy ``{"role": "assistant", "function_call":
 #: {"name": ..., "arguments": "..."}}`` echoed into the content, its singular ``tool_call``, and the
-#: ``command`` of agents' JSON replies (SWE-agent's ``{"thought": ..., "command": {call}}``)
-CALL_WRAPPER_KEYS = ("function_call", "tool_call", "command")
+#: ``command`` of agents' JSON replies (SWE-agent's ``{"thought": ..., "command": {call}}``), and the
+#: ``tool_request`` mcp-client-for-ollama asks its models for (``{"thoughts": ..., "tool_request": {call}}``)
+CALL_WRAPPER_KEYS = ("function_call", "tool_call", "command", "tool_request")
 #: what may sit beside that list without making the object something else
 _CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "answer", "role", "type", "id"}
 #: Text Generation Inference's tool grammar makes the model write ``{"function": {"_name": NAME,

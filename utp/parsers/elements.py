@@ -79,6 +79,12 @@ NAME_ELEMENTS = ("name", "tool_name", "function_name", "invoke_name", "function"
 _CHILD_NAME = re.compile(r"\s*<(" + "|".join(NAME_ELEMENTS) + r")>\s*([^<]{1,200}?)\s*</\1>", re.S)
 #: the element holding the arguments after it
 _CHILD_ARGS = re.compile(r"\s*<(arguments|parameters|args|input)>", re.S)
+#: the name element bent toward Qwen3-Coder's ``<function=NAME>``: ``<name=NAME</name>``, ``<name=NAME>``,
+#: ``<function=NAME</function>``; read only where an arguments element follows (a ``<function=NAME>``
+#: with ``<parameter=…>`` children is Qwen3-Coder's own call)
+_BENT_NAME = re.compile(r"\s*<(" + "|".join(NAME_ELEMENTS) + r")=\s*([^<>\n]{1,200}?)\s*(?:</\1>|>)")
+#: the repair such a name records
+BENT_NAME_ELEMENT = "name element written as <name=NAME>"
 
 
 def named_element_call(text: str, cursor: int, limit: int, body_end: int) -> tuple[str, Any, list[str]] | None:
@@ -87,8 +93,12 @@ def named_element_call(text: str, cursor: int, limit: int, body_end: int) -> tup
     opens the body. Arguments that cannot be read raise ``ValueError`` naming the tool: a body beside the
     name that is not whole elements is not read as no arguments."""
     named = _CHILD_NAME.match(text, cursor, limit)
+    repaired: list[str] = []
     if named is None:
-        return None
+        named = _BENT_NAME.match(text, cursor, limit)
+        if named is None or _CHILD_ARGS.match(text, named.end(), limit) is None:
+            return None
+        repaired = [BENT_NAME_ELEMENT]
     name, at = named.group(2).strip(), named.end()
     args_open = _CHILD_ARGS.match(text, at, limit)
     if args_open is None:
@@ -99,9 +109,9 @@ def named_element_call(text: str, cursor: int, limit: int, body_end: int) -> tup
     arg_close = text.find(f"</{args_open.group(1)}>", args_open.end(), limit)
     inner = text[args_open.end() : arg_close if arg_close >= 0 else limit]
     if not inner.strip().startswith(("{", "[")):
-        return name, elements_to_dict(inner), []
+        return name, elements_to_dict(inner), repaired
     try:
         arguments, repairs = loads_lenient(inner)
     except ValueError as exc:
         raise ValueError(f"arguments of {name!r}: {exc}") from None
-    return name, arguments, repairs
+    return name, arguments, [*repaired, *repairs]

@@ -1,11 +1,12 @@
-"""Call objects whose arguments have no arguments key: beside the name, or under a key of the model's own.
+"""Call objects in a shape of the model's own: arguments beside the name or under a key it chose.
 
 ``{"tool_name": "calculator", "expression": "2 * 3"}`` (Langroid's ``request``
 key, an agent's ``action``) and ``{"action": "Search", "action_variables":
 {...}}`` (Semantic Kernel's planner) carry a call without the arguments key
-that makes call JSON recognisable, so the evidence is the offered tool: its
-name, and keys that are its parameters. A result the model made up itself
-(``<tool_response>{"name": "f", "content": ...}``) is never one.
+that makes call JSON recognisable, and ``{"action": {"name": NAME},
+"arguments": ...}`` names the tool one level down. The evidence is the offered tool: its name, and keys that are its
+parameters. A result the model made up itself (``<tool_response>{"name": "f",
+"content": ...}``) is never one.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import re
 
 from utp.parsers.base import ParseContext
-from utp.parsers.callshape import AGENT_ACTION_KEY, FLAT_BESIDE, NAME_KEYS, build_call
+from utp.parsers.callshape import AGENT_ACTION_KEY, ARG_KEYS, FLAT_BESIDE, NAME_KEYS, build_call
 from utp.parsers.familykit import declares_all
 from utp.parsers.names import resolve_name
 from utp.types import Diagnostic, ToolCall
@@ -70,13 +71,22 @@ def flat_calls(value: object, family: str, raw: str, repairs: list[str], ctx: Pa
     return (calls, diagnostics) if calls else None
 
 
-def _flat_call(item: object, ctx: ParseContext, inline: bool) -> tuple[str, dict, str] | None:
+def _name_under(item: dict, key: str) -> str | None:
+    """The tool name under ``key``: a string, or an object holding only that name (``{"name": NAME}``)."""
+    value = item.get(key)
+    if type(value) is dict and len(value) == 1:
+        value = value.get("name")
+    return value if type(value) is str else None
+
+
+def _flat_call(item: object, ctx: ParseContext, inline: bool) -> tuple[str, object, str] | None:
     if type(item) is not dict:
         return None
-    name_key = next((key for key in _FLAT_NAME_KEYS if type(item.get(key)) is str), None)
-    if name_key is None:
+    named = next(((key, name) for key in _FLAT_NAME_KEYS if (name := _name_under(item, key)) is not None), None)
+    if named is None:
         return None
-    resolved = resolve_name(item[name_key], ctx)
+    name_key, name = named
+    resolved = resolve_name(name, ctx)
     tool = ctx.tool(resolved.name) if resolved.known else None
     if tool is None:
         return None
@@ -86,8 +96,8 @@ def _flat_call(item: object, ctx: ParseContext, inline: bool) -> tuple[str, dict
     if len(arguments) == 1:
         key, inner = next(iter(arguments.items()))
         if type(inner) is dict and key not in tool.properties and (not inline or _ARGUMENTS_WORD.search(key)):
-            if declares_all(inner, tool):
-                return item[name_key], inner, OWN_KEY_ARGUMENTS
-    if inline or not set(arguments) <= set(tool.properties) or not (arguments or name_key in _CALL_THIS_KEYS):
+            if declares_all(inner, tool) or (key in ARG_KEYS and set(inner) <= set(tool.properties)):
+                return name, inner, OWN_KEY_ARGUMENTS  # under ``arguments`` itself, no arguments is an answer too
+    if inline or type(item[name_key]) is not str or not set(arguments) <= set(tool.properties) or not (arguments or name_key in _CALL_THIS_KEYS):
         return None  # a name alone is a call only where the key says "call this" (a bare "name" may be data)
-    return item[name_key], arguments, FLAT_ARGUMENTS
+    return name, arguments, FLAT_ARGUMENTS

@@ -13,11 +13,12 @@ import re
 from typing import Any
 
 from utp.numbers import too_long_digits
+from utp.parsers.jsonstrings import decoded_string, quoted_string_end
 from utp.parsers.jsonrepairnames import (
     BAD_SEPARATOR, CLOSED_TRUNCATED, COMMA_FOR_COLON, COMMENTS, CONTROL_CHARS, CUT_MID_VALUE,
     DOUBLED_BRACES, DOUBLE_ENCODED, ESCAPED_QUOTES, INNER_QUOTES, KEY_EQUALS, LIST_WRAPPED,
     LONG_NUMBER_AS_TEXT, LOOSE_NUMBER, MISSING_CLOSER, MISSING_COLON, MISSING_COMMA, PAIR_IN_ONE_STRING,
-    PYTHON_LITERALS, PYTHON_TUPLE, SINGLE_QUOTES, TRAILING_COMMA, TRAILING_GARBAGE, TYPOGRAPHIC_QUOTES,
+    PYTHON_LITERALS, PYTHON_TUPLE, SINGLE_QUOTES, STRING_CONCATENATION, TRAILING_COMMA, TRAILING_GARBAGE, TYPOGRAPHIC_QUOTES,
     UNQUOTED_KEYS,
 )
 
@@ -33,10 +34,8 @@ _WS_RUN = re.compile(r"[ \t\r\n\u00a0\ufeff]*")
 _VALUE_FOLLOWERS = ',}]"'
 #: a double quote with no backslash before it
 _UNESCAPED_QUOTE = re.compile(r'(?<!\\)"')
-_STRING_BODY = {
-    '"': re.compile(r'(?:[^"\\]|\\.)*', re.S),
-    "'": re.compile(r"(?:[^'\\]|\\.)*", re.S),
-}
+#: a ``+`` between a closed string and the next one opening (a long value written as pieces)
+_CONCATENATION = re.compile(r'[ \t\r\n]*+\+[ \t\r\n]*+"')
 _NUMBER = re.compile(r"[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _IDENT = re.compile(r"[A-Za-z_$][\w$\-]*")
 #: a key that holds a whole pair (``function=webfetch``): the key and its value
@@ -51,16 +50,6 @@ _LITERALS: dict[str, tuple[Any, bool]] = {
     "False": (False, True),
     "None": (None, True),
 }
-
-
-def quoted_string_end(text: str, pos: int) -> int:
-    """Index past the ``"`` or ``'`` string opening at ``pos`` (escapes honoured), or -1 if it never closes."""
-    quote = text[pos]
-    body = _STRING_BODY[quote].match(text, pos + 1)
-    end = body.end() if body else pos + 1
-    if end < len(text) and text[end] == quote:
-        return end + 1
-    return -1
 
 
 class _LenientReader:
@@ -188,6 +177,10 @@ class _LenientReader:
         if quote == "'":
             self.note(SINGLE_QUOTES)
         end = quoted_string_end(self.text, self.i)
+        if end >= 0 and quote == '"' and _CONCATENATION.match(self.text, end):
+            joined = self.read_concatenation(end)
+            if joined is not None:
+                return joined
         if end >= 0 and quote == '"':
             inner_end = self.past_inner_quotes(end)
             if inner_end != end:
@@ -203,6 +196,27 @@ class _LenientReader:
             raw = self.text[self.i + 1 : end - 1]
             self.i = end
         return self.decode_string_body(raw, quote)
+
+    def read_concatenation(self, end: int) -> str | None:
+        """``"a\\n" + "b"``: the pieces joined, when each is a whole string and the last one is
+        followed by what ends a value; else None (the quotes are then read as quotes inside one)."""
+        text, start = self.text, self.i
+        pieces: list[tuple[int, int]] = []  # each piece's body, decoded once all of them are known
+        while True:
+            pieces.append((start + 1, end - 1))
+            joiner = _CONCATENATION.match(text, end)
+            if joiner is None:
+                break
+            start = joiner.end() - 1
+            end = quoted_string_end(text, start)
+            if end < 0:
+                return None
+        follow = _WS_RUN.match(text, end).end()
+        if follow < self.n and text[follow] not in _VALUE_FOLLOWERS:
+            return None
+        self.note(STRING_CONCATENATION)
+        self.i = end
+        return "".join(self.decode_string_body(text[a:b], '"') for a, b in pieces)
 
     def read_typographic_string(self) -> str:
         """``“text”``: the text as written up to the closing ``”`` (no escapes: no JSON encoder wrote it)."""
@@ -253,17 +267,10 @@ class _LenientReader:
         return self.decode_string_body(raw, '"')
 
     def decode_string_body(self, raw: str, quote: str) -> str:
-        if "\\" not in raw and not _has_control(raw):
-            return raw
-        escaped = _SINGLE_TO_DOUBLE.sub(_requote, raw) if quote == "'" else raw
-        if _has_control(escaped):
+        text, escaped_controls = decoded_string(raw, quote)
+        if escaped_controls:
             self.note(CONTROL_CHARS)
-            escaped = escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-        try:
-            return json.loads(f'"{escaped}"')
-        except ValueError:
-            # Lone backslashes (Windows paths written unescaped): keep them literally.
-            return raw.replace('\\"', '"')
+        return text
 
     # -- objects
 
@@ -469,21 +476,3 @@ def _first_of(text: str, chars: str) -> int:
         if k >= 0 and (best < 0 or k < best):
             best = k
     return best
-
-
-_SINGLE_TO_DOUBLE = re.compile(r"\\(.)|\"", re.S)
-
-
-def _requote(match: re.Match[str]) -> str:
-    """Inside a single-quoted string: ``\\'`` is a plain quote, a bare ``"`` needs escaping."""
-    escaped = match.group(1)
-    if escaped is None:
-        return '\\"'
-    return "'" if escaped == "'" else "\\" + escaped
-
-
-_CONTROL = re.compile(r"[\x00-\x1f]")
-
-
-def _has_control(text: str) -> bool:
-    return _CONTROL.search(text) is not None

@@ -40,3 +40,5 @@ PYTHON_TUPLE = "Python tuples read as lists"
 #: ``{"function=webfetch", "arguments": {…}}``: a whole pair written inside one key's quotes
 #: (Qwen3-Coder's ``<function=NAME>`` habit carried into JSON)
 PAIR_IN_ONE_STRING = "key=value written as one quoted key"
+#: ``"line 1\n" +\n"line 2"``: a long string written as JavaScript's (or Python's) ``+`` of pieces
+STRING_CONCATENATION = "joined string pieces written with +"

@@ -223,8 +223,9 @@ def _named_arguments(family: str, text: str, pos: int, value: object, repairs: l
     return [make_call(family, name, value, body.strip(), pos)], []
 
 
-#: between call objects written one after another in one fence: blanks, then perhaps ``;`` or ``,``
-_SEQUENCE_GAP = re.compile(r"\s*+[;,]?+\s*+")
+#: between call objects written one after another in one fence: blanks, then perhaps ``;`` or ``,``;
+#: a comment may end a value's line (``{...}  # then make it executable``: Python's, the shell's, JavaScript's)
+_SEQUENCE_GAP = re.compile(r"[ \t]*+(?:(?:#|//)[^\n]*+)?\s*+[;,]?+\s*+")
 
 
 def _call_sequence(family: str, body: str, require_arguments: bool) -> tuple[list[ToolCall], list] | None:
@@ -235,8 +236,6 @@ def _call_sequence(family: str, body: str, require_arguments: bool) -> tuple[lis
     diagnostics: list = []
     at, count = skip_ws(body, 0), 0
     while at < len(body):
-        if count:
-            at = _SEQUENCE_GAP.match(body, at).end()  # type: ignore[union-attr]  # matches anywhere
         read = strict_json_at(body, at, len(body)) if at < len(body) and body[at] in "{[" else None
         if read is None:
             return None
@@ -245,7 +244,7 @@ def _call_sequence(family: str, body: str, require_arguments: bool) -> tuple[lis
             return None
         calls.extend(found[0])
         diagnostics.extend(found[1])
-        at, count = skip_ws(body, read[1]), count + 1
+        at, count = _SEQUENCE_GAP.match(body, read[1]).end(), count + 1  # type: ignore[union-attr]
     return (calls, diagnostics) if count > 1 else None
 
 

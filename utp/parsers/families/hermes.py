@@ -101,7 +101,10 @@ def _body_head(tag: str) -> str:
     named = rf"<(?!{tag}>)(?P<{element}>[A-Za-z_][\w.\-]{{0,100}}+)>{closed_in_time}\s*+(?:<(?!{tag}>)|\Z)"
     # a name element must hold a name and close (``<function><function>`` is a flood, not a call)
     name_element = "|".join(rf"<{child}>[^<]{{1,200}}+</{child}>" for child in NAME_ELEMENTS)
-    return rf"\s*(?:{json_head}|[A-Za-z_]|{name_element}|{named})"
+    # or bent toward ``<function=NAME>``, then its arguments element (``<name=f</name><arguments>``)
+    children = "|".join(NAME_ELEMENTS)
+    bent_name = rf"<(?P<bent_{tag}>{children})=[^<>\n]{{1,200}}+(?:</(?P=bent_{tag})>|>)\s*+<(?:arguments|parameters|args|input)>"
+    return rf"\s*(?:{json_head}|[A-Za-z_]|{name_element}|{bent_name}|{named})"
 
 
 #: ``<tool_call name="f">``: a strong tag naming the tool by attribute (the arguments are the body)
