@@ -23,8 +23,8 @@ from utp.types import DiagnosticKind
 from .conftest import assert_stream_matches
 
 
-def _tool(name: str, **properties: str) -> dict[str, Any]:
-    return {"name": name, "parameters": {"type": "object", "properties": {k: {"type": t} for k, t in properties.items()}}}
+def _tool(tool_name: str, **properties: str) -> dict[str, Any]:
+    return {"name": tool_name, "parameters": {"type": "object", "properties": {k: {"type": t} for k, t in properties.items()}}}
 
 
 FILES = [_tool("list_files", path="string"), _tool("read_file", path="string"), _tool("write_file", path="string", content="string")]
@@ -180,3 +180,36 @@ def test_a_result_the_model_made_up_names_a_tool_without_calling_it() -> None:
             "<result>\n<tool_name>write_file</tool_name>\n<error>\nERROR (tier_violation): needs RUN\n</error>\n</result>\n</function_results>")
     assert _calls(text, FILES) == []
     assert _calls("<tool_name>read_file</tool_name>\n<stdout>\nx\n</stdout>", FILES) == []
+
+
+# --------------------------------------------------------------------------- DeepSeek without its separator
+
+
+@pytest.mark.parametrize(("begin", "end"), [
+    ("<|tool_calls_begin|><|tool_call_begin|>", "<|tool_call_end|><|tool_calls_end|>"),
+    ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>", "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
+])
+def test_deepseek_function_and_name_on_lines_of_their_own(begin: str, end: str) -> None:
+    parsed = parse_response(f'{begin}function\nget_weather\n{{"city": "Berlin"}}{end}', tools=None)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Berlin"})]
+    assert any("<｜tool▁sep｜> belongs" in d.reason for d in parsed.diagnostics)
+    assert _calls(f"{begin}function\nlist_items\n{end}", None) == [("list_items", {})]
+
+
+def test_deepseek_without_separator_or_function_line_is_still_reported() -> None:
+    parsed = parse_response('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather\n{"city": "Berlin"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>', tools=None)
+    assert parsed.tool_calls == [] and [d.kind for d in parsed.diagnostics] == [DiagnosticKind.UNPARSEABLE]
+
+
+# --------------------------------------------------------------------------- a tool's element holding its call again
+
+
+def test_a_tool_element_holding_the_whole_call_object_is_unwrapped() -> None:
+    hangup = [_tool("hangup_call", farewell_message="string")]
+    text = '<hangup_call>\n{"name":"hangup_call","arguments":{"farewell_message":"Bye"}}\n</hangup_call>\nBye'
+    parsed = parse_response(text, tools=hangup)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("hangup_call", {"farewell_message": "Bye"})]
+    assert any("unwrapped to its arguments" in d.reason for d in parsed.diagnostics)
+    # a tool that takes a ``name`` gets the object as its arguments' values, not unwrapped
+    named = [_tool("rename", name="string", arguments="object")]
+    assert _calls('<rename>{"name": "rename", "arguments": {"to": "b"}}</rename>', named) == [("rename", {"name": "rename", "arguments": {"to": "b"}})]

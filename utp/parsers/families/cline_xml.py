@@ -43,12 +43,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family
+from utp.parsers.callshape import ANNOUNCED_CALL, announced_call_arguments
 from utp.parsers.familykit import declares_all, make_call, unreadable
 from utp.parsers.typedvalues import property_schema, typed_value
 from utp.parsers.reasoning import REASONING_TAGS
 from utp.parsers.textscan import find_forward, skip_space
 from utp.parsers.yamlarguments import YAML_KEY, YAML_START, yaml_arguments
-from utp.types import DiagnosticKind, ToolCall
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 #: a tool name that can be an element name (and so a trigger)
 _ELEMENT_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,100}")
@@ -124,10 +125,11 @@ class ClineXmlFamily(CallFamily):
             return None
         tool = ctx.tool(name)
         raw_arguments = parameter_elements(text[body:close])
+        repairs: list[str] = []
         if raw_arguments is None:
             mapping = yaml_arguments(text[body:close], tool)
             if mapping is None:
-                mapping = json_arguments(text[body:close], tool)
+                mapping = json_arguments(text[body:close], tool, repairs)
             if mapping is None:
                 mapping = text_argument(text[body:close], tool)
             if mapping is None:
@@ -136,7 +138,8 @@ class ClineXmlFamily(CallFamily):
         else:
             arguments = {key: typed_value(raw, property_schema(tool, key), untyped="json") for key, raw in raw_arguments.items()}
         end = close + len(name) + 3
-        return Extraction(end, [make_call(self.name, name, arguments, text[pos:end], pos)], final=True)
+        diagnostics: list[Diagnostic] = []
+        return Extraction(end, [make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)], diagnostics, final=True)
 
     def _attributes(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         """``<NAME k="v" />`` (or ``<NAME k="v"></NAME>``): the attributes are the arguments."""
@@ -209,9 +212,11 @@ def block_value(raw: str) -> str:
     return inner if "\n" in inner else raw.strip()
 
 
-def json_arguments(body: str, tool: Any) -> dict[str, Any] | None:
+def json_arguments(body: str, tool: Any, repairs: list[str]) -> dict[str, Any] | None:
     """A body that is one JSON object, valid as written, whose keys are the tool's declared parameters
-    (``<get_weather>{"city": "Paris"}</get_weather>``: the element's name is the call, the JSON its arguments)."""
+    (``<get_weather>{"city": "Paris"}</get_weather>``: the element's name is the call, the JSON its arguments),
+    or the whole call object again (``<hangup_call>{"name": "hangup_call", "arguments": {…}}``, unwrapped,
+    the repair noted in ``repairs``)."""
     stripped = body.strip()
     if not stripped.startswith("{") or tool is None or not tool.properties:
         return None
@@ -219,6 +224,10 @@ def json_arguments(body: str, tool: Any) -> dict[str, Any] | None:
         value = json.loads(stripped)
     except ValueError:
         return None
+    unwrapped = announced_call_arguments(value, tool.name, tool)
+    if unwrapped is not None:
+        repairs.append(ANNOUNCED_CALL)
+        value = unwrapped
     if not isinstance(value, dict) or not declares_all(value, tool):
         return None
     return value

@@ -9,7 +9,8 @@ V3 and R1 (0528)::
 
 V3.1 drops the type and the fence: ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>``.
 Inside the block a call whose begin token was left out (``NAME<｜tool▁sep｜>`` right
-after the block opener or a call end) is read, the repair recorded.
+after the block opener or a call end) is read, the repair recorded, and so is one whose
+separator was dropped, ``function`` and the name then on lines of their own.
 R1 templates that offer a code interpreter fence its code instead (```` ```python ````): a
 fenced body that is not JSON goes to an offered tool with exactly one parameter.
 The bars are U+FF5C and the spaces U+2581; templates and detokenisers also
@@ -61,6 +62,11 @@ CALL_END = _spellings("tool call end")
 SEP = _spellings("tool sep")
 EOS = _spellings("end of sentence")
 _TOKEN_ALTERNATION = "|".join(re.escape(t) for t in CALLS_BEGIN + CALLS_END + CALL_BEGIN + CALL_END + SEP + EOS)
+#: ``function``, then the tool's name on a line of its own, with no separator token between them (a
+#: call inside the call tokens written as ``function\nget_weather\n{…}``: the token was dropped)
+_SEPARATOR_AS_LINE_BREAK = re.compile(r"\s*+function[ \t]*+\n[ \t]*+([^\s{}<>`]{1,256}+)[ \t]*+(?:\n|\Z)")
+#: the repair such a call records
+SEPARATOR_AS_LINE_BREAK = "a line break where <｜tool▁sep｜> belongs"
 _TOKEN = re.compile(_TOKEN_ALTERNATION)
 #: what keeps ``extract``'s loop going after a calls token (or ends the text there): anything else
 #: makes that token a stray one, consumed alone
@@ -185,12 +191,19 @@ class DeepseekFamily(CallFamily):
         if step >= 0:
             self._read_step(body, step, pos, calls, diagnostics, ctx)
             return
+        lost = None
         if sep is None or sep.group() not in SEP:
-            diagnostics.append(unparseable(self.name, "call without a tool separator", body, pos))
-            return
-        head, tail = body[: sep.start()].strip(), body[sep.end() :]
+            lost = _SEPARATOR_AS_LINE_BREAK.match(body)
+            if lost is None:
+                diagnostics.append(unparseable(self.name, "call without a tool separator", body, pos))
+                return
+            # ``function`` and the name on lines of their own: the separator token was dropped
+            noted = [*noted, SEPARATOR_AS_LINE_BREAK]
+            head, tail = "function", body[lost.start(1) :]
+        else:
+            head, tail = body[: sep.start()].strip(), body[sep.end() :]
         fenced = _fenced_arguments(tail) if head in ("function", "") else None
-        name, raw_args = fenced if fenced is not None else (head, tail)
+        name, raw_args = fenced if fenced is not None else _name_line(tail) if lost is not None else (head, tail)
         if not name:
             diagnostics.append(unparseable(self.name, "call without a name", body, pos))
             return
@@ -228,6 +241,12 @@ class DeepseekFamily(CallFamily):
             for c in calls
         )
         return f"{begin}{items}{end}"
+
+
+def _name_line(tail: str) -> tuple[str, str]:
+    """``NAME`` on its line, then the arguments (or nothing)."""
+    name, _, rest = tail.partition("\n")
+    return name.strip(), rest
 
 
 def _fenced_arguments(tail: str) -> tuple[str, str] | None:
