@@ -102,27 +102,33 @@ def _percent(count: int, total: int) -> str:
     return f"{count} ({100 * count / total:.1f} %)" if total else "0"
 
 
-def summary_rows(verdicts: Sequence[Verdict], label_of: dict[str, str]) -> list[list[str]]:
+#: the two parts ``--hold-out`` splits the sources into
+HELD_OUT, TUNING_PART = "held out", "tuning part"
+
+
+def _row(label: str, group: Sequence[Verdict]) -> list[str]:
+    total = len(group)
+    return [
+        label,
+        f"{total} ({sum(not v.holds_call for v in group)})",
+        _percent(sum(v.exact for v in group), total),
+        str(sum(v.names_right for v in group)),
+        str(sum(v.false_positive for v in group)),
+        str(sum(bool(v.crashed) for v in group)),
+        _percent(sum(v.exact_without_tools for v in group), total),
+    ]
+
+
+def summary_rows(verdicts: Sequence[Verdict], part_of: dict[str, str]) -> list[list[str]]:
+    """A row per source (in file order), per part when the sources were split, and for them all."""
     sources = list(dict.fromkeys(v.source for v in verdicts))
     rows = []
-    groups = [(s + (" (held out)" if label_of.get(s) == "held out" else ""), [v for v in verdicts if v.source == s])
-              for s in sources]
-    for group_label in dict.fromkeys(label_of.get(s, "") for s in sources):
-        if group_label:
-            members = [v for v in verdicts if label_of.get(v.source, "") == group_label]
-            groups.append((f"all {group_label}", members))
-    groups.append((f"all {len(sources)} sources", list(verdicts)))
-    for label, group in groups:
-        total = len(group)
-        rows.append([
-            label,
-            f"{total} ({sum(not v.holds_call for v in group)})",
-            _percent(sum(v.exact for v in group), total),
-            str(sum(v.names_right for v in group)),
-            str(sum(v.false_positive for v in group)),
-            str(sum(bool(v.crashed) for v in group)),
-            _percent(sum(v.exact_without_tools for v in group), total),
-        ])
+    for source in sources:
+        mark = f" ({HELD_OUT})" if part_of.get(source) == HELD_OUT else ""
+        rows.append(_row(source + mark, [v for v in verdicts if v.source == source]))
+    for part in dict.fromkeys(part_of[s] for s in sources if s in part_of):
+        rows.append(_row(f"all {part}", [v for v in verdicts if part_of.get(v.source) == part]))
+    rows.append(_row(f"all {len(sources)} sources", verdicts))
     return rows
 
 
@@ -170,15 +176,15 @@ def main(argv: Sequence[str]) -> int:
         return 2
     tools = offered_tools(items)
     verdicts = [judge(item, tools[index]) for index, item in enumerate(items)]
-    label_of = {}
+    part_of: dict[str, str] = {}
     if args.hold_out:
-        label_of = {v.source: "held out" if held_out(v.source, args.hold_out) else "tuning part" for v in verdicts}
+        part_of = {v.source: HELD_OUT if held_out(v.source, args.hold_out) else TUNING_PART for v in verdicts}
     if args.show_misses:
         for item, verdict in zip(items, verdicts):
-            if not verdict.exact and label_of.get(item.source) != "held out":
+            if not verdict.exact and part_of.get(item.source) != HELD_OUT:
                 print(_miss_report(item, verdict))
-    print(tabulate(summary_rows(verdicts, label_of), headers=HEADERS, tablefmt="github"))
+    print(tabulate(summary_rows(verdicts, part_of), headers=HEADERS, tablefmt="github"))
     if args.json:
-        lines = (json.dumps(_verdict_record(v, label_of.get(v.source) == "held out"), ensure_ascii=False) for v in verdicts)
+        lines = (json.dumps(_verdict_record(v, part_of.get(v.source) == HELD_OUT), ensure_ascii=False) for v in verdicts)
         write_text_atomic(args.json, "".join(line + "\n" for line in lines))
     return 0

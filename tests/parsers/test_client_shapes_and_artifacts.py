@@ -213,3 +213,37 @@ def test_a_tool_element_holding_the_whole_call_object_is_unwrapped() -> None:
     # a tool that takes a ``name`` gets the object as its arguments' values, not unwrapped
     named = [_tool("rename", name="string", arguments="object")]
     assert _calls('<rename>{"name": "rename", "arguments": {"to": "b"}}</rename>', named) == [("rename", {"name": "rename", "arguments": {"to": "b"}})]
+
+
+# --------------------------------------------------------------------------- a list with one unreadable call
+
+
+def test_a_list_starting_the_answer_keeps_its_readable_calls() -> None:
+    text = ('[\n  {"type":"function","function":{"name":"read_file","arguments":{"path":"README.md"}}},\n'
+            '  {"type":"function","function":{"name":123,"arguments":{}}},\n'
+            '  {"type":"function","function":{"name":"list_files","arguments":{"path":"."}}}\n]')
+    parsed = parse_response(text, tools=FILES)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("read_file", {"path": "README.md"}), ("list_files", {"path": "."})]
+    assert [d.kind for d in parsed.diagnostics] == [DiagnosticKind.UNPARSEABLE]
+
+
+def test_a_list_mixing_records_and_calls_stays_data() -> None:
+    assert _calls('[{"name": "Alice", "age": 3}, {"name": "read_file", "arguments": {"path": "a"}}]', FILES) == []
+    # and without tools nothing vouches for the readable ones
+    assert _calls('[{"name": "read_file", "arguments": {"path": "a"}}, {"name": 5, "arguments": {}}]', None) == []
+
+
+# --------------------------------------------------------------------------- another element's closer
+
+
+@pytest.mark.parametrize("parameter", ['<｜DSML｜parameter name="path" string="true">', '<｜DSML｜parameter name="path">'])
+def test_a_dsml_value_closed_by_another_elements_closer(parameter: str) -> None:
+    text = f'<｜DSML｜tool_calls>\n<｜DSML｜invoke name="read_file">\n{parameter}/tmp/a.txt</content>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>'
+    parsed = parse_response(text, tools=FILES)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("read_file", {"path": "/tmp/a.txt"})]
+    assert any("written as </content>" in d.reason for d in parsed.diagnostics)
+
+
+def test_a_value_holding_an_element_keeps_its_closer() -> None:
+    text = '<function_calls>\n<invoke name="write_file">\n<parameter name="content"><b>bold</b>\n</invoke>\n</function_calls>'
+    assert _calls(text, FILES) == [("write_file", {"content": "<b>bold</b>"})]

@@ -278,7 +278,7 @@ def calls_from_value(
         return None
     calls: list[ToolCall] = []
     diagnostics: list[Diagnostic] = skipped
-    if truncated and shaped[-1][1] is items[-1] and not _has_argument_key(items[-1]):
+    if truncated and shaped[-1][1] is items[-1] and not has_argument_key(items[-1]):
         # Cut off before the arguments began (often inside the name): not a call to run.
         diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{family}: output ended inside a call", _short(raw), family))
         shaped.pop()
@@ -318,12 +318,13 @@ def _call_list(obj: Any) -> list[Any] | None:
     return None
 
 
-def _has_argument_key(obj: Any) -> bool:
+def has_argument_key(obj: Any) -> bool:
+    """Does ``obj`` (or the object under its ``function`` key) carry an arguments key: shaped like a call?"""
     if not isinstance(obj, dict):
         return False
     inner = obj.get("function")
     if isinstance(inner, dict):
-        return _has_argument_key(inner)
+        return has_argument_key(inner)
     return any(_norm_key(k) in _ARG_KEY_SET for k in obj)
 
 

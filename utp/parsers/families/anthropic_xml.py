@@ -384,7 +384,13 @@ def read_invoke(
                 )
             # the line breaks before the tag are the layout around the closer left out, not the value's
             value_end, cursor = value_start + len(text[value_start:close].rstrip("\r\n")), close
-            repairs.append(f"missing {parameter_end} after parameter {key!r}")
+            stray = _STRAY_CLOSER.search(text, value_start, value_end)
+            if stray is not None and f"<{stray.group(1)}" not in text[value_start : stray.start()]:
+                # another element's closer where this one's belongs (``a.txt</content>``): not the value's text
+                value_end = stray.start()
+                repairs.append(f"{parameter_end} written as </{stray.group(1)}> after parameter {key!r}")
+            else:
+                repairs.append(f"missing {parameter_end} after parameter {key!r}")
         else:
             cursor = value_end + len(parameter_end)
         value, repair = syntax.value(unindented(text[value_start:value_end]), parameter, tool)
@@ -392,6 +398,10 @@ def read_invoke(
             repairs.append(repair)
         arguments[key] = value
     return make_call(family, name, arguments, text[start:after], start, repairs, diagnostics), after
+
+
+#: a closing tag ending a value whose own closer was left out
+_STRAY_CLOSER = re.compile(r"</([A-Za-z_][\w.\-]{0,40}+)>[ \t]*+\Z")
 
 
 def _next_tag(text: str, value_start: int, value_end: int, invoke_end: str, syntax: InvokeSyntax) -> int:

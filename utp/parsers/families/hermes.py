@@ -99,12 +99,13 @@ def _body_head(tag: str) -> str:
     element = f"element_{tag}"
     closed_in_time = rf"(?=[^<]*+(?:<(?!/(?P={element})>|{tag}>)[^<]*+)*+(?:</(?P={element})>|\Z))"
     named = rf"<(?!{tag}>)(?P<{element}>[A-Za-z_][\w.\-]{{0,100}}+)>{closed_in_time}\s*+(?:<(?!{tag}>)|\Z)"
-    # a name element must hold a name and close (``<function><function>`` is a flood, not a call)
-    name_element = "|".join(rf"<{child}>[^<]{{1,200}}+</{child}>" for child in NAME_ELEMENTS)
-    # or bent toward ``<function=NAME>``, then its arguments element (``<name=f</name><arguments>``)
-    children = "|".join(NAME_ELEMENTS)
-    bent_name = rf"<(?P<bent_{tag}>{children})=[^<>\n]{{1,200}}+(?:</(?P=bent_{tag})>|>)\s*+<(?:arguments|parameters|args|input)>"
-    return rf"\s*(?:{json_head}|[A-Za-z_]|{name_element}|{bent_name}|{named})"
+    # a name element must hold a name and close (``<function><function>`` is a flood, not a call), or
+    # be bent toward ``<function=NAME>`` and have its arguments element next (``<name=f</name><arguments>``);
+    # one alternation of the element names for both, so a flood of tags tries them once
+    child = f"child_{tag}"
+    bent = rf"=[^<>\n]{{1,200}}+(?:</(?P={child})>|>)\s*+<(?:arguments|parameters|args|input)>"
+    name_element = rf"<(?P<{child}>{'|'.join(NAME_ELEMENTS)})(?:>[^<]{{1,200}}+</(?P={child})>|{bent})"
+    return rf"\s*(?:{json_head}|[A-Za-z_]|{name_element}|{named})"
 
 
 #: ``<tool_call name="f">``: a strong tag naming the tool by attribute (the arguments are the body)

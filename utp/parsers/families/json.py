@@ -39,7 +39,10 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.callends import END_OF_TURN, past_orphan_closer
-from utp.parsers.callshape import AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value, definition_shaped_call, skip_ws, unparseable
+from utp.parsers.callshape import (
+    AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value,
+    definition_shaped_call, has_argument_key, skip_ws, unparseable,
+)
 from utp.parsers.taggedjson import salvage_list
 from utp.parsers.codefences import inside_fence
 from utp.parsers.flatcalls import REQUEST_KEY, SERVICE_KEY, after_result_opener, flat_calls
@@ -181,6 +184,8 @@ class JsonFamily(CallFamily):
                 found = flat_calls(value, self.name, text[pos:end], repairs, ctx, inline=True)
         else:
             found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=not known)
+            if found is None and placement == "start" and type(value) is list:
+                found = _salvaged_answer_list(value, self.name, text[pos:end], repairs, ctx)
         if found is None and known and placement != "inline" and not after_result_opener(text, pos):
             found = flat_calls(value, self.name, text[pos:end], repairs, ctx)  # weaker evidence: not mid-sentence, not a result
         if found is None and placement == "start" and skip_ws(text, end) >= len(text):
@@ -404,6 +409,18 @@ def _as_written(repairs: list[str]) -> bool:
 
 def _offered(call: ToolCall, ctx: ParseContext) -> bool:
     return ctx.has_tools and resolve_name(call.name, ctx).known
+
+
+def _salvaged_answer_list(value: list, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:
+    """A list that starts the answer, every item shaped like a call (an arguments key) but one that
+    cannot be read (``"name": 123``): the others, when every one of them calls an offered tool (the
+    unreadable one reported). A list mixing calls with records stays data."""
+    if not all(has_argument_key(item) for item in value):
+        return None
+    found = calls_from_value(value, family, raw, repairs, salvage=True)
+    if found is None or not found[0] or not all(_offered(call, ctx) for call in found[0]):
+        return None
+    return found
 
 
 def _plan_calls(value: object, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:
