@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.sweeps import sweep_size
+from tests.support.sweeps import full_sweeps, sweep_size
 from utp.parsers import family_names, get_family, parse_response
 from utp.parsers.base import ParseContext
 from utp.parsers.reasoning import REASONING_TAGS
@@ -473,7 +473,11 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
     return cases
 
 
-def _best_time(fn: Callable[[], object], repeats: int = 5) -> float:
+#: timed runs per size: the fastest counts (``make test`` times fewer, every case still timed)
+TIMING_REPEATS = 5 if full_sweeps() else 3
+
+
+def _best_time(fn: Callable[[], object], repeats: int = TIMING_REPEATS) -> float:
     """CPU time of the fastest of a few runs: other load on a shared machine only ever adds time."""
     times = []
     for _ in range(repeats):
