@@ -247,3 +247,29 @@ def test_a_dsml_value_closed_by_another_elements_closer(parameter: str) -> None:
 def test_a_value_holding_an_element_keeps_its_closer() -> None:
     text = '<function_calls>\n<invoke name="write_file">\n<parameter name="content"><b>bold</b>\n</invoke>\n</function_calls>'
     assert _calls(text, FILES) == [("write_file", {"content": "<b>bold</b>"})]
+
+
+# --------------------------------------------------------------------------- <tool_call name="f"> and a fence
+
+
+@pytest.mark.parametrize("fence", ["```json\n", "```\n"])
+def test_a_tag_naming_its_tool_with_the_arguments_fenced(fence: str) -> None:
+    text = f'Here\'s the weather: <tool_call name="read_file">\n{fence}{{\n  "path": "a.txt"\n}}\n```\n</tool_call> Hope that helps!'
+    parsed = parse_response(text, tools=FILES)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("read_file", {"path": "a.txt"})]
+    assert parsed.content.split() == ["Here's", "the", "weather:", "Hope", "that", "helps!"]
+    assert_stream_matches(text)
+
+
+def test_two_named_tags_each_fenced_glued_together() -> None:
+    text = '<tool_call name="list_files">```json\n{}\n```</tool_call><tool_call name="read_file">```json\n{"path": "b"}\n```</tool_call>'
+    assert _calls(text, FILES) == [("list_files", {}), ("read_file", {"path": "b"})]
+
+
+def test_a_named_tag_before_a_fence_of_prose_is_shown_not_used() -> None:
+    assert _calls('<tool_call name="read_file">```text\nsee the docs\n```</tool_call>', FILES) == []
+
+
+def test_a_sign_apart_from_its_digits() -> None:
+    text = '<tool_call>\n{"name": "write_file", "arguments": {"path": "fix bug", "content": - 5}}\n</tool_call>'
+    assert _calls(text, [_tool("write_file", path="string", content="integer")]) == [("write_file", {"path": "fix bug", "content": -5})]

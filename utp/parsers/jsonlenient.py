@@ -36,7 +36,8 @@ _VALUE_FOLLOWERS = ',}]"'
 _UNESCAPED_QUOTE = re.compile(r'(?<!\\)"')
 #: a ``+`` between a closed string and the next one opening (a long value written as pieces)
 _CONCATENATION = re.compile(r'[ \t\r\n]*+\+[ \t\r\n]*+"')
-_NUMBER = re.compile(r"[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+#: a sign may stand apart from its digits (``- 5``, as a GLM reply wrote it)
+_NUMBER = re.compile(r"(?:[-+][ \t]?)?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _IDENT = re.compile(r"[A-Za-z_$][\w$\-]*")
 #: a key that holds a whole pair (``function=webfetch``): the key and its value
 _PAIR_IN_KEY = re.compile(r"([A-Za-z_][\w\-]{0,63})=([^=\s\"'{}\[\]][^\"{}\[\]]{0,255})")
@@ -162,7 +163,7 @@ class _LenientReader:
                     self.note(LONG_NUMBER_AS_TEXT)
                     return token
                 self.note(LOOSE_NUMBER)
-                cleaned = token.replace("_", "").lstrip("+")
+                cleaned = token.replace("_", "").replace(" ", "").replace("\t", "").lstrip("+")
                 try:
                     as_float = float(cleaned)
                 except ValueError:

@@ -114,8 +114,8 @@ _NAMED_OPENER = re.compile(r"<(?P<tag>" + "|".join(_STRONG) + r")\s+" + NAME_ATT
 
 
 def _named_opener_head(tag: str) -> str:
-    """The rest of ``_NAMED_OPENER`` after ``<tag ``, then a JSON object or the closer."""
-    return NAME_ATTRIBUTE_HEAD + rf"\s*+(?:\{{|</{tag}>|\Z)"
+    """The rest of ``_NAMED_OPENER`` after ``<tag ``, then a JSON object (perhaps fenced) or the closer."""
+    return NAME_ATTRIBUTE_HEAD + rf"\s*+(?:\{{|```|</{tag}>|\Z)"
 
 
 @register_family
@@ -435,6 +435,8 @@ class HermesFamily(CallFamily):
             return Extraction(end, [make_call(self.name, name, {}, text[pos:end], pos)], final=True)
         if body >= len(text):
             return unreadable(self.name, text, pos, len(text), f"output ended inside <{opener.group('tag')}> naming {name!r}", kind=DiagnosticKind.TRUNCATED)
+        fenced = _FENCE_OPENER.match(text, body) if text.startswith("```", body) else None
+        body = fenced.end() if fenced is not None else body  # ```json then the object, inside the tag
         if text[body] != "{":
             return None  # prose after the tag: markup being shown
         read = json_arguments_before(self.name, text, pos, body, closer, name)
@@ -444,6 +446,8 @@ class HermesFamily(CallFamily):
         diagnostics: list[Diagnostic] = []
         call = make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)
         after = skip_space(text, end, len(text))
+        if fenced is not None and text.startswith("```", after):
+            end = after = skip_space(text, after + 3, len(text))
         if text.startswith(closer, after):
             return Extraction(after + len(closer), [call], diagnostics, final=True)
         return Extraction(end, [call], diagnostics, closer=closer)  # the closer may be missing, or still arriving
@@ -457,7 +461,10 @@ class HermesFamily(CallFamily):
             if opener is None:  # decided once the tag's '>' is written, or once it is too long
                 return bounded_find(text, ">", pos, 300) != -1 or len(text) - pos > 300
             body = skip_space(text, opener.end(), len(text))
-            return body < len(text) and text[body] not in "{<"
+            if text.startswith("```", body):  # a fence: decided once what follows its line shows
+                line_end = text.find("\n", body)
+                return line_end != -1 and skip_space(text, line_end) < len(text) and _FENCE_OPENER.match(text, body) is None
+            return body < len(text) and text[body] not in "{<`"
         if find_forward(text, f"</{trigger[1:-1]}>", pos) >= 0:
             return True
         body = skip_space(text, pos + len(trigger), len(text))
