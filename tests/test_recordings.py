@@ -63,9 +63,15 @@ def _errored(model: str, key: tuple) -> bool:
                if (r["format"], r["suite"], r["scenario"], r["repeat"]) == key)
 
 
+#: the same GGUF files behind llama-server: replayed by `make test-full` only (their embedded twins by both)
+SERVER_TWINS = tuple(model for model in TOOL_MODELS if model.startswith("llamacpp:"))
+
+
 @pytest.mark.parametrize("model", REAL_MODELS + TOOL_MODELS)
 def test_replaying_the_cassettes_gives_the_recorded_reading(model: str, tmp_path: Path):
     """Every recorded run under `make test-full`; under `make test`, the first scenarios of every suite in every format."""
+    if model in SERVER_TWINS and not full_sweeps():
+        pytest.skip("replayed by make test-full (its embedded twin is replayed here)")
     sample = [] if full_sweeps() else ["--limit", str(QUICK_REPLAY_LIMIT)]
     code = main(["eval", "--model", model, "--replay", "--results-dir", str(tmp_path / "results"),
                  "--reports-dir", str(tmp_path / "reports"), "--no-reports", "--concurrency", "4", *sample])

@@ -273,3 +273,20 @@ def test_a_named_tag_before_a_fence_of_prose_is_shown_not_used() -> None:
 def test_a_sign_apart_from_its_digits() -> None:
     text = '<tool_call>\n{"name": "write_file", "arguments": {"path": "fix bug", "content": - 5}}\n</tool_call>'
     assert _calls(text, [_tool("write_file", path="string", content="integer")]) == [("write_file", {"path": "fix bug", "content": -5})]
+
+
+# --------------------------------------------------------------------------- the arguments element's names
+
+
+@pytest.mark.parametrize("element", ["tool_arguments", "params", "tool_args"])
+def test_arguments_elements_named_as_json_names_its_arguments_key(element: str) -> None:
+    text = f'<tool_call>\n  <tool_name>read_file</tool_name>\n  <{element}>{{"path": "a.txt"}}</{element}>\n</tool_call>'
+    assert _calls(text, FILES) == [("read_file", {"path": "a.txt"})]
+    assert_stream_matches(text)
+
+
+def test_arguments_quoted_as_cdata_and_an_empty_arguments_element() -> None:
+    cdata = '<tool_call>\n  <tool_name>read_file</tool_name>\n  <tool_arguments><![CDATA[{"path":"a&b.txt"}]]></tool_arguments>\n</tool_call>'
+    assert _calls(cdata, FILES) == [("read_file", {"path": "a&b.txt"})]
+    empty = "<tool_call>\n  <tool_name>list_files</tool_name>\n  <tool_arguments></tool_arguments>\n</tool_call>"
+    assert _calls(empty, FILES) == [("list_files", {})]

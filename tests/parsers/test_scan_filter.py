@@ -150,10 +150,12 @@ def test_filtered_scan_equals_literal_scan_on_call_like_text(text: str, with_too
     _same_scan(text, CONTEXTS[with_tools])
 
 
-@pytest.mark.parametrize("text", ['{name<TOOLCALL>', '{{"name"<TOOLCALL>', '{"name"{"name"'])
+@pytest.mark.parametrize("text", ['{name<TOOLCALL>', '{{"name"<TOOLCALL>', '{"name"{"name"', '``````get_weather\n{"name": "f", "arguments": {}}]',
+                                  '``` ```get_weather\n{"name": "f", "arguments": {}}]'])
 @pytest.mark.parametrize("with_tools", [False, True])
 def test_filtered_scan_equals_literal_scan_where_a_head_fails_after_a_call_key(text: str, with_tools: bool) -> None:
-    """A call key with no separator after it fails the object's head, and ``extract`` agrees."""
+    """A head that fails, and ``extract`` agrees: a call key with no separator after it; backticks
+    on a fence's opening line (hypothesis found ``extract`` reading ```` `````` ```` and ```` ``` ``` ```` from the first)."""
     _same_scan(text, CONTEXTS[with_tools])
 
 

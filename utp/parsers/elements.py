@@ -77,8 +77,9 @@ def elements_to_dict(inner: str) -> dict[str, Any]:
 #: the elements that name the tool in a call tag's body (``<name>f</name>``; Langroid's ``<request>``)
 NAME_ELEMENTS = ("name", "tool_name", "function_name", "invoke_name", "function", "request")
 _CHILD_NAME = re.compile(r"\s*<(" + "|".join(NAME_ELEMENTS) + r")>\s*([^<]{1,200}?)\s*</\1>", re.S)
-#: the element holding the arguments after it
-_CHILD_ARGS = re.compile(r"\s*<(arguments|parameters|args|input)>", re.S)
+#: the elements that hold the arguments after the name, named as JSON calls name their arguments key
+ARGUMENT_ELEMENTS = ("arguments", "parameters", "args", "input", "params", "tool_arguments", "tool_args", "function_arguments")
+_CHILD_ARGS = re.compile(r"\s*<(" + "|".join(ARGUMENT_ELEMENTS) + r")>", re.S)
 #: the name element bent toward Qwen3-Coder's ``<function=NAME>``: ``<name=NAME</name>``, ``<name=NAME>``,
 #: ``<function=NAME</function>``; read only where an arguments element follows (a ``<function=NAME>``
 #: with ``<parameter=…>`` children is Qwen3-Coder's own call)
@@ -108,6 +109,9 @@ def named_element_call(text: str, cursor: int, limit: int, body_end: int) -> tup
         return name, elements, []
     arg_close = text.find(f"</{args_open.group(1)}>", args_open.end(), limit)
     inner = text[args_open.end() : arg_close if arg_close >= 0 else limit]
+    quoted = inner.strip()
+    if quoted.startswith(_CDATA_OPEN) and quoted.endswith(_CDATA_CLOSE):  # the JSON quoted as CDATA
+        inner = quoted[len(_CDATA_OPEN) : -len(_CDATA_CLOSE)]
     if not inner.strip().startswith(("{", "[")):
         return name, elements_to_dict(inner), repaired
     try:

@@ -63,6 +63,8 @@ class FencedFamily(CallFamily):
     summary = "```json fenced call JSON (also ```tool_call / ```tool_code labels)"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if text.startswith("`", pos + len(FENCE)):
+            return None  # a longer run of backticks: its last three open the fence, as the head says
         label, body_start, glued = _opening(text, pos)
         if label is None:
             return None
@@ -173,7 +175,9 @@ def _label(text: str, pos: int) -> tuple[str | None, int]:
     if nl < 0:
         return None, -1
     label = text[pos + 3 : nl].strip().lower()
-    if " " in label or "`" in label:
+    if "`" in label:
+        return None, -1  # backticks on the opening line: not this fence's (the head agrees)
+    if " " in label:
         return "-", nl + 1
     return label, nl + 1
 

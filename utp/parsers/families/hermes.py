@@ -40,7 +40,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import NAME_KEYS, build_call, calls_from_value, repaired_diagnostics, unparseable
-from utp.parsers.elements import NAME_ELEMENTS, OPEN_ELEMENT, child_elements, named_element_call
+from utp.parsers.elements import ARGUMENT_ELEMENTS, NAME_ELEMENTS, OPEN_ELEMENT, child_elements, named_element_call
 from utp.parsers.taggedjson import salvage_list, valid_json_before
 from utp.parsers.families.keyword_command import attribute_call
 from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
@@ -103,7 +103,7 @@ def _body_head(tag: str) -> str:
     # be bent toward ``<function=NAME>`` and have its arguments element next (``<name=f</name><arguments>``);
     # one alternation of the element names for both, so a flood of tags tries them once
     child = f"child_{tag}"
-    bent = rf"=[^<>\n]{{1,200}}+(?:</(?P={child})>|>)\s*+<(?:arguments|parameters|args|input)>"
+    bent = rf"=[^<>\n]{{1,200}}+(?:</(?P={child})>|>)\s*+<(?:{'|'.join(ARGUMENT_ELEMENTS)})>"
     name_element = rf"<(?P<{child}>{'|'.join(NAME_ELEMENTS)})(?:>[^<]{{1,200}}+</(?P={child})>|{bent})"
     return rf"\s*(?:{json_head}|[A-Za-z_]|{name_element}|{named})"
 

@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
-from utp.parsers.elements import elements_to_dict
+from utp.parsers.elements import ARGUMENT_ELEMENTS, elements_to_dict
 from utp.parsers.familykit import json_arguments_before, make_call, unreadable
 from utp.parsers.flatcalls import after_result_opener
 from utp.parsers.names import resolve_name
@@ -39,8 +39,8 @@ TRIGGERS = ("<tool_name>", "<function_name>")
 _NAME_REST = {trigger: rf"[ \t]*+[^<>\n]{{1,200}}+</{trigger[1:]}" for trigger in TRIGGERS}
 _NAME = re.compile(r"<(tool_name|function_name)>[ \t]*([^<>\n]{1,200}?)[ \t]*</\1>")
 #: the arguments element after the name (blank lines between them allowed)
-_ARGUMENT_TAGS = ("<arguments>", "<parameters>")
-_ARGUMENTS = re.compile(r"\s*<(arguments|parameters)>")
+_ARGUMENT_TAGS = tuple(f"<{element}>" for element in ARGUMENT_ELEMENTS)
+_ARGUMENTS = re.compile(r"\s*<(" + "|".join(ARGUMENT_ELEMENTS) + r")>")
 #: an element after a lone name that is neither arguments nor the next call
 _OTHER_ELEMENT = re.compile(r"\s*<(?!tool_name>|function_name>)")
 _LINE_START = re.compile(r"(?:\A|\n)[ \t]*\Z")
@@ -89,7 +89,7 @@ class NameElementFamily(CallFamily):
             return Extraction(end, [call], diagnostics, final=True)
         # a name alone rests on no arguments element coming: a stream waits while one still may
         at = skip_space(text, end)
-        rest = text[at : at + len(_ARGUMENT_TAGS[1])]
+        rest = text[at : at + max(map(len, _ARGUMENT_TAGS))]
         return Extraction(end, [call], diagnostics, provisional=any(tag.startswith(rest) for tag in _ARGUMENT_TAGS))
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
@@ -97,8 +97,8 @@ class NameElementFamily(CallFamily):
         named = _NAME.match(text, pos)
         if named is None:
             return find_forward(text, "\n", pos) != -1 or len(text) - pos > 240
-        rest = text[named.end() :]
-        return len(rest.lstrip()) >= len("<parameters>")
+        longest = max(map(len, _ARGUMENT_TAGS))
+        return len(text) - skip_space(text, named.end()) >= longest
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(
