@@ -39,7 +39,7 @@ def past_orphan_closer(text: str, end: int) -> int:
     glued = _JS_UNDEFINED.match(text, end)
     if glued is not None:
         return glued.end()
-    if end < len(text) and "undefined".startswith(text[end:]):
+    if 0 < len(text) - end < len("undefined") and "undefined".startswith(text[end:]):
         return len(text)  # streaming: the glued word may be arriving
     after = skip_ws(text, end)
     closer = _ORPHAN_CLOSER.match(text, after)

@@ -4,9 +4,9 @@
 key, an agent's ``action``) and ``{"action": "Search", "action_variables":
 {...}}`` (Semantic Kernel's planner) carry a call without the arguments key
 that makes call JSON recognisable, and ``{"action": {"name": NAME},
-"arguments": ...}`` names the tool one level down. The evidence is the offered tool: its name, and keys that are its
-parameters. A result the model made up itself (``<tool_response>{"name": "f",
-"content": ...}``) is never one.
+"arguments": ...}`` names the tool one level down. The evidence is the offered
+tool: its name, and keys that are its parameters. A result the model made up
+itself (``<tool_response>{"name": "f", "content": ...}``) is never one.
 """
 
 from __future__ import annotations

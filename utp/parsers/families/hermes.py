@@ -462,8 +462,10 @@ class HermesFamily(CallFamily):
                 return bounded_find(text, ">", pos, 300) != -1 or len(text) - pos > 300
             body = skip_space(text, opener.end(), len(text))
             if text.startswith("```", body):  # a fence: decided once what follows its line shows
-                line_end = text.find("\n", body)
-                return line_end != -1 and skip_space(text, line_end) < len(text) and _FENCE_OPENER.match(text, body) is None
+                line_end = text.find("\n", body, body + 64)  # a longer label is no fence of a call
+                if line_end == -1:
+                    return len(text) - body >= 64
+                return skip_space(text, line_end) < len(text) and _FENCE_OPENER.match(text, body) is None
             return body < len(text) and text[body] not in "{<`"
         if find_forward(text, f"</{trigger[1:-1]}>", pos) >= 0:
             return True
