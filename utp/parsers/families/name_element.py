@@ -15,8 +15,8 @@ The evidence is the name element starting its line, then either the arguments
 element or, without one, the name of an offered tool (``<tool_name>X</tool_name>``
 alone is a call without arguments, unless other elements follow it). In a
 sentence it is prose, as it is when no arguments follow a name nobody offered,
-and in a result the model made up itself (``<result>`` then ``<tool_name>``). An arguments element the output ends
-inside is reported TRUNCATED, never run.
+and in a result the model made up itself (``<result>`` then ``<tool_name>``).
+An arguments element the output ends inside is reported TRUNCATED, never run.
 """
 
 from __future__ import annotations
