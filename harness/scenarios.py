@@ -20,23 +20,10 @@ from typing import Any
 import jsonschema
 import yaml
 
-from utp.types import Tool, ToolTier
+from utp.types import ToolTier
 from utp.validation import format_path as format_argument_path
-from harness.scenario_model import (
-    FixtureSpec,
-    ToolSpec,
-    ExpectedCall,
-    FinalCheck,
-    Expectation,
-    Turn,
-    Scenario,
-    Suite,
-    UNKNOWN_FILE_KIND,
-    file_kind_for,
-    DEFAULT_TIER,
-    DEFAULT_MAX_ROUNDS,
-    DEFAULT_MATCH,
-)
+from harness.scenario_building import scenario_from_data
+from harness.scenario_model import DEFAULT_TIER, UNKNOWN_FILE_KIND, Scenario, Suite, file_kind_for
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS_ROOT = PROJECT_ROOT / "scenarios"
@@ -164,86 +151,19 @@ def _schema_problems(data: Any, where: str, lines: _LineIndex) -> list[tuple[int
     return out
 
 
-# --------------------------------------------------------------------------- building
+@lru_cache(maxsize=4096)
+def _schema_error(schema_json: str) -> jsonschema.SchemaError | None:
+    """Why a tool's parameters (as canonical JSON) are no valid JSON Schema, or None.
 
-
-def _acceptable(value: Any) -> list[Any]:
-    """A list in YAML lists acceptable values; a scalar or mapping is the one acceptable value."""
-    return list(value) if isinstance(value, list) else [value]
-
-
-def _final(data: dict[str, Any] | None) -> FinalCheck | None:
-    if data is None:
-        return None
-    contains = data.get("contains") or []
-    return FinalCheck(
-        contains=[contains] if isinstance(contains, str) else list(contains),
-        regex=data.get("regex"),
-        contains_any=list(data.get("contains_any") or []),
-        icase=bool(data.get("icase", False)),
-    )
-
-
-def _expectation(data: dict[str, Any] | None) -> Expectation:
-    if not data:
-        return Expectation()
-    calls = data.get("calls")
-    return Expectation(
-        calls=None
-        if calls is None
-        else [
-            ExpectedCall(
-                name=c["name"],
-                arguments={k: _acceptable(v) for k, v in (c.get("arguments") or {}).items()},
-                optional=list(c.get("optional") or []),
-            )
-            for c in calls
-        ],
-        order=data.get("order", "any"),
-        no_call=bool(data.get("no_call", False)),
-        escalation=list(data.get("escalation") or []),
-        final=_final(data.get("final")),
-    )
-
-
-_FIXTURE_KINDS = ("result", "by_args", "error", "sequence", "files")
-
-
-def _fixture(data: dict[str, Any], base_dir: Path) -> FixtureSpec:
-    kind = next(k for k in _FIXTURE_KINDS if k in data)
-    return FixtureSpec(kind=kind, config=dict(data), base_dir=str(base_dir))
-
-
-def _scenario(data: dict[str, Any], suite_id: str, where: str, line: int, base_dir: Path) -> Scenario:
-    tools = [
-        ToolSpec(
-            tool=Tool(
-                name=t["name"],
-                description=t.get("description", ""),
-                parameters=t.get("parameters") or {"type": "object", "properties": {}},
-                tier=ToolTier.parse(t.get("tier", DEFAULT_TIER)),
-                requires_confirmation=bool(t.get("requires_confirmation", False)),
-            ),
-            fixture=_fixture(t["fixture"], base_dir),
-        )
-        for t in data.get("tools") or []
-    ]
-    termination = data.get("expect_termination")
-    return Scenario(
-        id=data["id"],
-        suite=suite_id,
-        description=data.get("description", ""),
-        tags=list(data.get("tags") or []),
-        tier=ToolTier.parse(data.get("tier", DEFAULT_TIER)),
-        max_rounds=int(data.get("max_rounds", DEFAULT_MAX_ROUNDS)),
-        match=data.get("match", DEFAULT_MATCH),
-        system=data.get("system"),
-        tools=tools,
-        turns=[Turn(user=t["user"], expect=_expectation(t.get("expect"))) for t in data["turns"]],
-        source_path=where,
-        line=line,
-        expect_termination=[termination] if isinstance(termination, str) else (list(termination) if termination else None),
-    )
+    Remembered by the schema's text: the suites repeat the same few schemas
+    many times, and checking one against the metaschema is the dearest part of
+    loading a suite.
+    """
+    try:
+        jsonschema.Draft202012Validator.check_schema(json.loads(schema_json))
+    except jsonschema.SchemaError as exc:
+        return exc
+    return None
 
 
 def _semantic_problems(data: dict[str, Any], where: str, lines: _LineIndex, base_dir: Path) -> list[tuple[int, str]]:
@@ -271,10 +191,8 @@ def _semantic_problems(data: dict[str, Any], where: str, lines: _LineIndex, base
                 problem(tpath + ("name",), f"duplicate tool name {tool['name']!r}")
             tiers[tool["name"]] = ToolTier.parse(tool.get("tier", DEFAULT_TIER))
             if "parameters" in tool:
-                try:
-                    jsonschema.Draft202012Validator.check_schema(tool["parameters"])
-                except jsonschema.SchemaError as exc:
-                    problem(tpath + ("parameters",) + tuple(exc.absolute_path), f"not a valid JSON Schema: {exc.message}")
+                if (error := _schema_error(json.dumps(tool["parameters"], sort_keys=True))) is not None:
+                    problem(tpath + ("parameters",) + tuple(error.absolute_path), f"not a valid JSON Schema: {error.message}")
                 if tool["parameters"].get("type", "object") != "object":
                     problem(tpath + ("parameters", "type"), "tool parameters must be a JSON Schema of type object")
             files = tool["fixture"].get("files")
@@ -367,6 +285,23 @@ def _load_one(path: Path) -> tuple[Suite | None, list[tuple[int, str]]]:
         return None, [(0, f"{where}:0: cannot read file: {exc.strerror or exc}")]
     except UnicodeDecodeError as exc:
         return None, [(0, f"{where}:0: not UTF-8 text: {exc.reason}")]
+    suite, problems = _load_text(where, text)
+    return suite, list(problems)
+
+
+@lru_cache(maxsize=512)
+def _load_text(where: str, text: str) -> tuple[Suite | None, tuple[tuple[int, str], ...]]:
+    """A suite file's text read and checked, remembered by its place and text.
+
+    One command loads the same suites several times (the run, then its
+    reports and recommendation); reading and validating them again is most of
+    a replay's time. The records are frozen, so sharing them is safe.
+    """
+    suite, problems = _read_suite(Path(where), where, text)
+    return suite, tuple(problems)
+
+
+def _read_suite(path: Path, where: str, text: str) -> tuple[Suite | None, list[tuple[int, str]]]:
     try:
         node, data = _compose_and_construct(text)
     except yaml.MarkedYAMLError as exc:
@@ -394,7 +329,7 @@ def _load_one(path: Path) -> tuple[Suite | None, list[tuple[int, str]]]:
         return None, found
     suite_id = data.get("suite") or default_suite_id(path)
     scenarios = [
-        _scenario(s, suite_id, where, lines.line(("scenarios", i)), base_dir) for i, s in enumerate(data["scenarios"])
+        scenario_from_data(s, suite_id, where, lines.line(("scenarios", i)), base_dir) for i, s in enumerate(data["scenarios"])
     ]
     return Suite(id=suite_id, description=data.get("description", ""), path=where, scenarios=scenarios), []
 

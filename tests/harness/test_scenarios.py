@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.fixtures import FileTree, FixtureError, build_handlers, build_registry
-from harness.scenarios import SCHEMA_PATH, ScenarioError, _acceptable, default_suite_paths, load_suite, load_suites
+from harness.scenario_building import _acceptable
+from harness.scenarios import SCHEMA_PATH, ScenarioError, default_suite_paths, load_suite, load_suites
 from harness.scenario_model import file_kind_for
 from utp.types import ToolCall, ToolTier
 

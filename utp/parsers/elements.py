@@ -12,7 +12,7 @@ from typing import Any
 
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.layout import unindented
-from utp.parsers.typedvalues import json_or_text
+from utp.parsers.typedvalues import json_or_text, typed_value
 from utp.parsers.textscan import find_forward
 
 #: an element's opening tag: ``<city>``
@@ -49,16 +49,26 @@ def child_elements(inner: str, decode: bool = True) -> dict[str, Any] | None:
         at = close + len(key) + 3
 
 
-def elements_to_dict(inner: str) -> dict[str, Any]:
+#: an argument element's opening tag, maybe with attributes: ``<replicas type="int">``
+_ARGUMENT_OPEN = re.compile(r"<([A-Za-z_][\w.\-]{0,100})((?:\s+[\w.:\-]{1,64}\s*=\s*(?:\"[^\"<>\n]{0,100}\"|'[^'<>\n]{0,100}'))*)\s*>")
+_TYPE_ATTRIBUTE = re.compile(r"""\btype\s*=\s*["']([\w]{1,32})["']""")
+#: how deep elements inside elements are read as objects (deeper stays text)
+_MAX_NESTING = 8
+
+
+def elements_to_dict(inner: str, depth: int = 0) -> dict[str, Any]:
     """``<city>Tokyo</city><days>3</days>`` → ``{"city": "Tokyo", "days": 3}`` (JSON values decoded).
 
+    A value that is itself only elements is an object (``<args><k>v</k></args>``),
+    and a ``type`` attribute types a leaf (``<replicas type="int">1</replicas>``),
+    as XML-minded clients write structured arguments.
     Closing tags are found with remembered forward searches, so a body of
     many unclosed elements is still read in linear time.
     """
     out: dict[str, Any] = {}
     pos = 0
     while True:
-        opening = OPEN_ELEMENT.search(inner, pos)
+        opening = _ARGUMENT_OPEN.search(inner, pos)
         if opening is None:
             return out
         tag = opening.group(1)
@@ -66,12 +76,50 @@ def elements_to_dict(inner: str) -> dict[str, Any]:
         if close < 0:
             pos = opening.end()
             continue
-        raw = inner[opening.end() : close].strip()
-        try:
-            out[tag] = json.loads(raw)
-        except ValueError:
-            out[tag] = raw
+        out[tag] = _element_value(inner[opening.end() : close], opening.group(2), depth)
         pos = close + len(tag) + 3
+
+
+def _element_value(body: str, attributes: str, depth: int) -> Any:
+    """An argument element's value: an object when it holds only elements, else its text, typed by a
+    ``type`` attribute or read as JSON."""
+    raw = body.strip()
+    if raw.startswith("<") and depth < _MAX_NESTING and _only_elements(raw):
+        return elements_to_dict(raw, depth + 1)
+    declared = _TYPE_ATTRIBUTE.search(attributes) if attributes else None
+    if declared is not None:
+        return typed_value(raw, {"type": declared.group(1)})
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def _only_elements(body: str) -> bool:
+    """Is ``body`` (stripped) nothing but whole elements, one after another?"""
+    at = 0
+    while at < len(body):
+        opening = _ARGUMENT_OPEN.match(body, at)
+        if opening is None:
+            return False
+        closer = f"</{opening.group(1)}>"
+        close = body.find(closer, opening.end())
+        if close < 0:
+            return False
+        at = close + len(closer)
+        while at < len(body) and body[at].isspace():
+            at += 1
+    return True
+
+
+def without_wrapper(arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Arguments wrapped once more in an arguments element (``<arguments><args>…</args></arguments>``)
+    unwrapped, with the repair that says so."""
+    if len(arguments) == 1:
+        (key, value), = arguments.items()
+        if key in ARGUMENT_ELEMENTS and isinstance(value, dict):
+            return value, [f"arguments wrapped again in <{key}>"]
+    return arguments, []
 
 
 #: the elements that name the tool in a call tag's body (``<name>f</name>``; Langroid's ``<request>``)
@@ -113,7 +161,8 @@ def named_element_call(text: str, cursor: int, limit: int, body_end: int) -> tup
     if quoted.startswith(_CDATA_OPEN) and quoted.endswith(_CDATA_CLOSE):  # the JSON quoted as CDATA
         inner = quoted[len(_CDATA_OPEN) : -len(_CDATA_CLOSE)]
     if not inner.strip().startswith(("{", "[")):
-        return name, elements_to_dict(inner), repaired
+        arguments, unwrapped = without_wrapper(elements_to_dict(inner))
+        return name, arguments, [*repaired, *unwrapped]
     try:
         arguments, repairs = loads_lenient(inner)
     except ValueError as exc:

@@ -350,16 +350,19 @@ class KeyValueFamily(CallFamily):
         )
 
     def _cut_in_name(self, text: str, body: int) -> bool:
-        """Does the text end while a call's name, or the tag after it, is still being written?"""
-        syntax = self.syntax
-        cursor = _NAME_SO_FAR.match(text, body).end()  # type: ignore[union-attr]  # (it matches anywhere)
-        if syntax.separator and text.startswith(syntax.separator, cursor):
-            cursor = skip_space(text, cursor + len(syntax.separator))
-        return ends_inside(text, cursor, syntax.key, syntax.close, syntax.separator)
+        return cut_in_name(text, body, self.syntax)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         body = render_key_value(calls, self.syntax)
         return f"{self.group[0]}\n{body}\n{self.group[1]}" if self.group is not None else body
+
+
+def cut_in_name(text: str, body: int, syntax: KeyValueSyntax) -> bool:
+    """Does the text end while a call's name (its body starts at ``body``), or the tag after it, is still being written?"""
+    cursor = _NAME_SO_FAR.match(text, body).end()  # type: ignore[union-attr]  # (it matches anywhere)
+    if syntax.separator and text.startswith(syntax.separator, cursor):
+        cursor = skip_space(text, cursor + len(syntax.separator))
+    return ends_inside(text, cursor, syntax.key, syntax.close, syntax.separator)
 
 
 #: a bare name's first character after a call opener (the default scan lookahead)

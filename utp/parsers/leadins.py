@@ -10,22 +10,33 @@ from __future__ import annotations
 
 import re
 
-#: the last sentence of a lead-in: from the previous sentence end or line break to the ``:``
-_LEAD_IN_SENTENCE = re.compile(r"(?:^|[.!?]\s|\n)([^\n.!?]{0,160}):\s*$")
+#: the colons a lead-in ends with: ASCII's and the full-width one Chinese and Japanese text writes
+LEAD_IN_COLONS = (":", "\uff1a")
+#: the last sentence of a lead-in: from the previous sentence end (a CJK full stop has no blank
+#: after it) or line break to the colon
+_LEAD_IN_SENTENCE = re.compile(r"(?:^|[.!?]\s|[\u3002\uff01\uff1f]|\n)([^\n.!?\u3002\uff01\uff1f]{0,160})[:\uff1a]\s*$")
 #: words that introduce a sample being shown, something that came back, or a listing, rather than
 #: a call being made ("Example output:", "The API takes:", "The tool returned an error:", a prompt
 #: echoed back: "You can call these tools:")
 _SAMPLE_WORDS = re.compile(
     r"\b(?:examples?|e\.g|for instance|samples?|outputs?|format(?:ted)?|looks? like|like this|such as|syntax|schema|"
     r"respon(?:d|ds|se|ses)|return(?:s|ed)?|results?|errors?|takes|produces?|emits?|generates?|prints?|template|"
-    r"structure|payload|request|definition|these|following|available|below)\b",
+    r"structure|payload|request|definition|these|following|available|below)\b"
+    # the same in Chinese: example, e.g., sample, output, format, returns, result, template, as follows
+    r"|\u793a\u4f8b|\u4f8b\u5982|\u4f8b\u5b50|\u6bd4\u5982|\u6837\u4f8b|\u8f93\u51fa|\u683c\u5f0f|\u8fd4\u56de|\u7ed3\u679c|\u6a21\u677f|\u5982\u4e0b|\u4ee5\u4e0b",
     re.IGNORECASE,
 )
 #: someone said to act: the model ("I can use the get_weather tool.", "Let me check:") or the user
 #: it talks to ("you can use the write_file tool. Here's how you can do it:", the call it means to make)
-_SOMEONE_ACTS = re.compile(r"\b(?:I|I'll|I'm|I've|I'd|me|let's|we'll|we will|you)\b", re.IGNORECASE)
+#: (Chinese "I", "we" and "you" stand without word boundaries: CJK text has no blanks)
+_SOMEONE_ACTS = re.compile(r"\b(?:I|I'll|I'm|I've|I'd|me|let's|we'll|we will|you)\b|[\u6211\u4f60\u60a8]", re.IGNORECASE)
 #: a lead-in that is a step of the model's plan ("First, read the file:", "Then run the tests:")
 _STEP_START = re.compile(r"\s*+(?:first|then|next|now|finally|after that|step \d+)\b", re.IGNORECASE)
+
+
+def ends_with_colon(text: str) -> bool:
+    """Does ``text`` (trailing blanks ignored) end with a colon, ASCII or full-width?"""
+    return text.rstrip(" \t").endswith(LEAD_IN_COLONS)
 
 
 def introduces_a_call(text: str, pos: int) -> bool:

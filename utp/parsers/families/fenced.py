@@ -30,7 +30,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, register_fami
 from utp.parsers.callshape import calls_from_value, skip_ws
 from utp.parsers.familykit import declares_all, make_call, read_json_at
 from utp.parsers.flatcalls import flat_calls
-from utp.parsers.leadins import introduces_a_call
+from utp.parsers.leadins import ends_with_colon, introduces_a_call
 from utp.parsers.names import tool_named_before
 from utp.parsers.pythoncalls import names_offered_tool
 from utp.parsers.jsonrepair import loads_lenient, strict_json_at
@@ -267,7 +267,7 @@ def _between_sentences(text: str, pos: int, end: int) -> bool:
     "Example output:"), so such a fence is a sample being shown, not used
     (unless the lead-in says someone uses it: :func:`_introduced_as_used`).
     """
-    return _on_own_lines(text, pos, end) and not text[max(0, pos - 240) : pos].rstrip().endswith(":")
+    return _on_own_lines(text, pos, end) and not ends_with_colon(text[max(0, pos - 240) : pos].rstrip())
 
 
 def _introduced_as_used(text: str, pos: int, end: int) -> bool:

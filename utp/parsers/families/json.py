@@ -46,7 +46,7 @@ from utp.parsers.callshape import (
 from utp.parsers.taggedjson import salvage_list
 from utp.parsers.codefences import inside_fence
 from utp.parsers.flatcalls import REQUEST_KEY, SERVICE_KEY, after_result_opener, flat_calls
-from utp.parsers.leadins import introduces_a_call
+from utp.parsers.leadins import ends_with_colon, introduces_a_call
 from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, read_json_at
 from utp.parsers.jsonrepairnames import PYTHON_LITERALS, SINGLE_QUOTES
 from utp.parsers.jsonrepair import DOUBLED_BRACES, UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
@@ -252,7 +252,7 @@ class JsonFamily(CallFamily):
         line = before[line_start + 1 :]
         if _MARKER_LINE.match(line):
             return "own_line" if ctx.has_tools and (plan or names_offered_tool_at(text, pos, ctx, nested=True)) else None
-        if line.rstrip(" \t").endswith(":") and not _JSON_PUNCTUATION.search(line):
+        if ends_with_colon(line) and not _JSON_PUNCTUATION.search(line):
             return "after_lead_in"  # "Here is the call: {...}" on one line of prose (must end the response)
         if line_start < 0 or before[line_start + 1 :].strip():
             if not ctx.has_tools:
@@ -267,7 +267,7 @@ class JsonFamily(CallFamily):
         prose = before[:line_start].rstrip()
         if inside_fence(text, pos - len(before) + line_start):
             return None  # inside a code fence: the fenced family decides
-        if prose.endswith(":"):
+        if ends_with_colon(prose):
             return "after_lead_in"
         if ctx.has_tools and (plan or names_offered_tool_at(text, pos, ctx, nested=True)):
             return "own_line"

@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
-from utp.parsers.elements import ARGUMENT_ELEMENTS, elements_to_dict
+from utp.parsers.elements import ARGUMENT_ELEMENTS, elements_to_dict, without_wrapper
 from utp.parsers.familykit import json_arguments_before, make_call, unreadable
 from utp.parsers.flatcalls import after_result_opener
 from utp.parsers.names import resolve_name
@@ -82,7 +82,7 @@ class NameElementFamily(CallFamily):
                 close = find_forward(text, closer, body)
                 if close < 0:
                     return unreadable(self.name, text, pos, len(text), f"output ended inside the arguments of {name!r}", kind=DiagnosticKind.TRUNCATED)
-                values, repairs, end = elements_to_dict(text[body:close]), [], close + len(closer)
+                (values, repairs), end = without_wrapper(elements_to_dict(text[body:close])), close + len(closer)
         diagnostics: list[Diagnostic] = []
         call = make_call(self.name, name, values, text[pos:end], pos, repairs, diagnostics)
         if arguments is not None:
