@@ -55,7 +55,7 @@ def test_a_body_glued_to_the_opener_is_read(text: str) -> None:
     "text",
     [
         f"Write ```json{CALL}``` in your reply, then explain.",  # inline code in a sentence
-        '```json{"location": "Boston"}```',  # JSON, but no call
+        '```json{"zip": "02134"}```',  # JSON, but no call (its keys fit no offered tool)
         f"```python{CALL}```",  # another label glued: not this shape
     ],
 )

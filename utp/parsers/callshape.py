@@ -8,6 +8,7 @@ JSON, or a fake tool result? Answering it once keeps the families agreeing.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from utp.numbers import safe_repr
@@ -15,7 +16,8 @@ from utp.parsers.jsonrepair import CLOSED_TRUNCATED, CUT_MID_VALUE, parse_argume
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 #: keys that hold the tool name, in the order they are trusted
-NAME_KEYS = ("name", "tool_name", "function_name", "tool", "function", "recipient_name")
+#: (a small Gemma 4 writes the name under ``tool_call``, the key its prompt used for the whole call)
+NAME_KEYS = ("name", "tool_name", "function_name", "tool", "function", "recipient_name", "tool_call")
 #: keys that hold the arguments
 ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "params", "kwargs", "argument", "tool_args", "tool_arguments", "function_args", "function_arguments")
 #: keys that may sit next to name/arguments without making the object something else
@@ -258,6 +260,8 @@ def calls_from_value(
     the items that are not calls are reported and their siblings kept: one
     unreadable call must not cost the ones written well beside it.
     """
+    if (quoted := quoted_calls(value)) is not None:
+        value, repairs = quoted, [*(repairs or ()), QUOTED_CALLS]
     items = value if isinstance(value, list) else _call_list(value) or [value]
     if not items:
         return None
@@ -299,6 +303,28 @@ def calls_from_value(
 
 #: the repairs of a cut-off value: they belong to the last item of a list the cut fell in
 _CUT_REPAIRS = frozenset((CLOSED_TRUNCATED, CUT_MID_VALUE))
+
+
+#: the keys under which a model asked for a JSON answer writes its whole reply (Ollama's ``format:
+#: "json"``): ``{"content": "{\"name\": …}"}``, the call quoted as a string
+ANSWER_KEYS = frozenset({"content", "response", "answer", "text"})
+#: the repair that says so
+QUOTED_CALLS = "call JSON quoted as a string under an answer key"
+
+
+def quoted_calls(obj: Any) -> Any | None:
+    """The JSON value quoted as the one string of an answer object (``{"content": "{…}"}``), when
+    that string is a JSON object or list; None otherwise (the callers still ask whether it holds calls)."""
+    if type(obj) is not dict or len(obj) != 1:
+        return None
+    (key, inner), = obj.items()
+    if _norm_key(key) not in ANSWER_KEYS or type(inner) is not str or inner.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        decoded = json.loads(inner)
+    except ValueError:
+        return None
+    return decoded if type(decoded) in (dict, list) else None
 
 
 def _call_list(obj: Any) -> list[Any] | None:

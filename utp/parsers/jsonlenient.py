@@ -182,11 +182,12 @@ class _LenientReader:
             joined = self.read_concatenation(end)
             if joined is not None:
                 return joined
-        if end >= 0 and quote == '"':
+        if end >= 0:
             inner_end = self.past_inner_quotes(end)
-            if inner_end != end:
+            if inner_end != end:  # (in a single-quoted string, an apostrophe: ``'Alison O'Brien'``)
                 self.note(INNER_QUOTES)
-                raw = _UNESCAPED_QUOTE.sub(r'\\"', self.text[self.i + 1 : inner_end - 1])
+                raw = self.text[self.i + 1 : inner_end - 1]
+                raw = _UNESCAPED_QUOTE.sub(r'\\"', raw) if quote == '"' else raw
                 self.i = inner_end
                 return self.decode_string_body(raw, quote)
         if end < 0:  # unterminated: truncated output

@@ -44,6 +44,7 @@ from utp.parsers.jsonrepairnames import (  # noqa: F401  (re-exported)
     PYTHON_TUPLE,
     SINGLE_QUOTES,
     TRAILING_COMMA,
+    STRAY_CLOSER,
     TRAILING_GARBAGE,
     TYPOGRAPHIC_QUOTES,
     UNQUOTED_KEYS,
@@ -192,6 +193,42 @@ def decode_json_at(text: str, pos: int, end: int | None = None, *, known_invalid
     from :func:`scan_json_value` (or runs to ``end`` / the end of the text when
     it never closes: truncation) and the slice is read leniently.
     """
+    value, stop, repairs = _decode_extent(text, pos, end, known_invalid)
+    return past_stray_closer(text, pos, value, stop, end) or (value, stop, repairs)
+
+
+#: what follows an object that one ``}`` too many closed early: a comma and the next member's key
+_MEMBERS_AFTER = re.compile(r"""[ \t\r\n]*+,[ \t\r\n]*+(?:"[^"\\\n]{1,64}+"|'[^'\\\n]{1,64}+')[ \t\r\n]*+:""")
+#: how far past the stray ``}`` the object's last members are looked for (a name, an id: short), so a
+#: flood of such objects costs a bounded read each
+_STRAY_WINDOW = 512
+
+
+def past_stray_closer(text: str, pos: int, value: Any, stop: int, end: int | None) -> tuple[Any, int, list[str]] | None:
+    """The object read at ``pos`` (``value``, ending at ``stop``) read again without its last ``}``, when
+    members follow it (``{"arguments": {"a": 1}}}, "name": "f"}``: a brace too many ended it early);
+    None when that is not it or does not read.
+
+    The text is read again once, at most :data:`_STRAY_WINDOW` characters past the brace.
+    """
+    if type(value) is not dict or stop >= len(text) or text[stop - 1] != "}" or _MEMBERS_AFTER.match(text, stop) is None:
+        return None
+    limit = min(len(text) if end is None else end, stop + _STRAY_WINDOW)
+    patched = text[pos : stop - 1] + " " + text[stop:limit]
+    close = scan_json_value(patched, 0)
+    if close < 0:
+        return None
+    try:
+        value, repairs = _loads_repaired(patched[:close], allow_trailing=False)
+    except (ValueError, RecursionError):
+        return None
+    if type(value) is not dict:
+        return None
+    return value, pos + close, [*repairs, STRAY_CLOSER]
+
+
+def _decode_extent(text: str, pos: int, end: int | None, known_invalid: bool) -> tuple[Any, int, list[str]]:
+    """:func:`decode_json_at` before its check for a stray closer."""
     limit = len(text) if end is None else end
     windowed = limit < len(text)
     # known_invalid: the caller's strict decode of the text from ``pos`` failed, so one

@@ -20,6 +20,8 @@ CLOSED_TRUNCATED = "closed truncated JSON"
 #: (``{"city": "Paris"``) only lost closing brackets, and is read.
 CUT_MID_VALUE = "closed a value the text cut off mid-way"
 TRAILING_GARBAGE = "ignored text after the JSON value"
+#: ``{"arguments": {"a": 1}}}, "name": "f"}``: one ``}`` too many closed the object before its last members
+STRAY_CLOSER = "dropped a stray } that closed the object early"
 MISSING_COMMA = "inserted missing comma"
 DOUBLE_ENCODED = "decoded double-encoded JSON string"
 LIST_WRAPPED = "unwrapped single-object list"

@@ -42,7 +42,7 @@ _MARKUP = re.compile(r"<[^<>\n]{0,64}>|<[/|!?][^<>\n]{0,64}\Z")
 _SEPARATORS = re.compile(r"[\s\-.]+")
 #: the value of a call's name key, as a JSON (or JSON-like) call writes it near its start
 #: (a whole key: ``server_name`` names a server, not the tool)
-_NAME_KEY_WORDS = ("name", "tool_name", "function_name", "tool", "function", "action", "request", "service")
+_NAME_KEY_WORDS = ("name", "tool_name", "function_name", "tool", "function", "action", "request", "service", "tool_call")
 _NAME_VALUE = re.compile(r"(?<![\w\-])[\"']?(?:" + "|".join(_NAME_KEY_WORDS) + r")[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
 
 
@@ -220,3 +220,22 @@ def tool_named_before(text: str, pos: int, keys: set[str], ctx: ParseContext) ->
     named = {tool.name for word in _PROSE_WORD.findall(line) if (tool := ctx.tool(word.rstrip(".-"))) is not None and keys <= set(tool.properties)}
     return named.pop() if len(named) == 1 else None
 
+
+
+#: the repair a call named by its arguments alone records
+NAMED_BY_ARGUMENTS = "tool named by its arguments' keys (no name written)"
+
+
+def tool_fitting(arguments: dict[str, object], ctx: ParseContext) -> str | None:
+    """The one offered tool whose declared parameters include every key of ``arguments`` and whose
+    required parameters are all among them (None: no such tool, or more than one).
+
+    For an answer that is nothing but an arguments object: small models asked for a call write the
+    arguments and leave the name out (gemma4:e2b answering a run_command request with ``{"command":
+    "pwd"}``). Only a unique fit names the tool.
+    """
+    if not arguments:
+        return None
+    keys = set(arguments)
+    fits = [tool.name for tool in ctx.by_name.values() if tool.properties and keys <= set(tool.properties) and set(tool.required) <= keys]
+    return fits[0] if len(fits) == 1 else None

@@ -271,7 +271,7 @@ def call_list_starts(text: str) -> tuple[int, ...]:
     Small models announce the call before writing it: "Here is the function
     call:" on a line of its own, or "Tool call: get_weather(...)" on one line.
     A lead-in is one line of prose (no brackets, quotes or ``=``) ending in
-    ``:``, or such prose before the first ``:`` of the answer's line; what
+    ``:`` (or the full-width ``：``), or such prose before the first ``:`` of the answer's line; what
     follows it must still be nothing but calls (the families check). Cached
     like :func:`answer_start`.
     """
@@ -282,7 +282,7 @@ def call_list_starts(text: str) -> tuple[int, ...]:
     starts = [start]
     line_end = text.find("\n", start, start + MAX_LEAD_IN + 1)
     line = text[start : len(text) if line_end < 0 else line_end]
-    colon = line.find(":")
+    colon = min((at for at in (line.find(":"), line.find("\uff1a")) if at >= 0), default=-1)  # ASCII's or the full-width colon
     if colon > 0 and len(line) <= MAX_LEAD_IN and not _NOT_PROSE.intersection(line[:colon]):
         if colon == len(line.rstrip()) - 1 and line_end >= 0:
             starts.append(skip_space(text, line_end + 1))  # "Here is the call:" then the calls below

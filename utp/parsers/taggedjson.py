@@ -18,7 +18,7 @@ from typing import Any
 
 from utp.parsers.base import Extraction
 from utp.parsers.callshape import NAME_KEYS, _CUT_REPAIRS, _short, calls_from_value, skip_ws, unparseable
-from utp.parsers.jsonrepair import CLOSED_TRUNCATED
+from utp.parsers.jsonrepair import CLOSED_TRUNCATED, past_stray_closer
 from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -142,7 +142,7 @@ class _TaggedJson:
         if strict is not None:
             if strict[1] > self.limit:  # the closer was an argument's text: the block ends at a later one
                 self.limit, self.window = _first_closer(text, self.closers, strict[1]), None
-            return strict[0], strict[1], []
+            return past_stray_closer(text, cursor, strict[0], strict[1], self.limit) or (strict[0], strict[1], [])
         if self.opener and self.reopened < cursor:
             self.reopened = find_forward(text, self.opener, cursor)
         reopened = self.reopened
@@ -357,7 +357,9 @@ def valid_json_before(text: str, cursor: int, bound: int, close: int) -> tuple[t
     """Valid JSON at ``cursor`` ending before ``bound``: ``((value, end), False)``.
 
     ``(None, True)`` when the text is valid JSON up to its end and the first
-    closer sits inside a string that has not ended yet; ``(None, False)`` otherwise.
+    closer sits inside a string that has not ended yet; ``(None, False)`` otherwise,
+    also for an object whose last members follow a stray ``}`` (see
+    :func:`~utp.parsers.jsonrepair.past_stray_closer`).
 
     In valid JSON a closing tag can only sit inside a string, so a closer
     before the decoded end is an argument's text, not the end of the call (a
@@ -375,4 +377,6 @@ def valid_json_before(text: str, cursor: int, bound: int, close: int) -> tuple[t
         return None, unfinished_string or (exc.pos >= len(window) and bound > close)
     except (ValueError, RecursionError):
         return None, False
+    if past_stray_closer(text, cursor, value, cursor + end, bound) is not None:
+        return None, False  # a brace too many closed it before its last members: the repairing read takes it
     return (value, cursor + end), False

@@ -31,7 +31,7 @@ from utp.parsers.callshape import calls_from_value, skip_ws
 from utp.parsers.familykit import declares_all, make_call, read_json_at
 from utp.parsers.flatcalls import flat_calls
 from utp.parsers.leadins import ends_with_colon, introduces_a_call
-from utp.parsers.names import tool_named_before
+from utp.parsers.names import NAMED_BY_ARGUMENTS, tool_fitting, tool_named_before
 from utp.parsers.pythoncalls import names_offered_tool
 from utp.parsers.jsonrepair import loads_lenient, strict_json_at
 from utp.parsers.reasoning import REASONING_CLOSERS
@@ -222,9 +222,13 @@ def _named_arguments(family: str, text: str, pos: int, value: object, repairs: l
     if not ends_answer or repairs or type(value) is not dict or not value:
         return None
     name = tool_named_before(text, pos, set(value), ctx)
+    if name is not None:
+        return [make_call(family, name, value, body.strip(), pos)], []
+    name = tool_fitting(value, ctx) if _starts_content(text, pos) else None  # the whole answer: the one tool it fits
     if name is None:
         return None
-    return [make_call(family, name, value, body.strip(), pos)], []
+    diagnostics: list = []
+    return [make_call(family, name, value, body.strip(), pos, [NAMED_BY_ARGUMENTS], diagnostics)], diagnostics
 
 
 #: between call objects written one after another in one fence: blanks, then perhaps ``;`` or ``,``;

@@ -10,6 +10,8 @@ shows the model its tools in use with lines such as::
 A model served without native calls, or one that loses track of them, answers
 in that notation, and the agent prints the line instead of running it (a Qwen
 Code report: ``[tool_call: read_file for absolute_path 'requirements.txt']``).
+The same bracket may hold a Python-style call of an offered tool,
+``[tool_call: Bash(command="pwd")]`` (brynhild-harness reads this form).
 The line is a call when it stands alone on its line and names an offered
 tool: after ``for``, pairs of a parameter of that tool and a literal value
 (a quoted string, a list, an object, a number, ``true``/``false``/``null`` or
@@ -31,13 +33,15 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.familykit import make_call
 from utp.parsers.pyliteral import LiteralError, parse_literal
-from utp.parsers.pythoncalls import bracket_end, offered_tool
+from utp.parsers.pythoncalls import bracket_end, build_python_calls, offered_tool, read_calls
 from utp.types import Tool, ToolCall
 
 TRIGGER = "[tool_call:"
-#: the tool's name and ``for`` (scan lookahead after the trigger)
-HEAD = r"[ \t]*+[A-Za-z_][\w.\-]{0,127}+[ \t]++for[ \t]"
+#: the tool's name and ``for``, or the name opening a Python-style call (scan lookahead after the trigger)
+HEAD = r"[ \t]*+[A-Za-z_][\w.\-]{0,127}+(?:[ \t]++for[ \t]|\()"
 _NAME = re.compile(r"[ \t]*([A-Za-z_][\w.\-]{0,127})[ \t]+for[ \t]+")
+#: the same bracket holding a Python-style call: ``[tool_call: Bash(command="pwd")]``
+_CALL_NAME = re.compile(r"[ \t]*+([A-Za-z_][\w.\-]{0,127}+)(?=\()")
 #: a parameter's name before its value
 _KEY = re.compile(r"([A-Za-z_]\w{0,127})[ \t]+(?=['\"\[{\d\-]|(?:true|false|null|True|False|None)\b)")
 #: a value that is not a string, a list or an object: a number, JSON's or Python's constants
@@ -64,19 +68,39 @@ class GeminiCliFamily(CallFamily):
         if before > 0 and text[before - 1] != "\n":
             return None  # inside a sentence: the notation quoted, not used (only blanks are looked back over)
         named = _NAME.match(text, pos + len(TRIGGER))
-        tool = offered_tool(named.group(1), ctx) if named is not None else None
-        if named is None or tool is None:
+        if named is None:
+            return self._python_call(text, pos, ctx)
+        tool = offered_tool(named.group(1), ctx)
+        if tool is None:
             return None
         read = _arguments(text, named.end(), tool)
         if read is None:
             return None
         arguments, cursor = read
-        tail = _TAIL.match(text, cursor)
-        if tail is None or tail.end() - pos > _MAX_LINE:
+        end = _line_end(text, pos, cursor)
+        if end < 0:
             return None
-        end = tail.end() - (1 if text[tail.end() - 1 : tail.end()] == "\n" else 0)
-        end -= 1 if text[end - 1 : end] == "\r" else 0
         return Extraction(end, [make_call(self.name, named.group(1), arguments, text[pos:end], pos)])
+
+    def _python_call(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        """``[tool_call: NAME(key="v", n=10)]``: the bracket around one Python-style call of an offered tool."""
+        named = _CALL_NAME.match(text, pos + len(TRIGGER))
+        if named is None or offered_tool(named.group(1), ctx) is None:
+            return None
+        close = bracket_end(text, named.end(), _MAX_LINE)
+        if close < 0 or "\n" in text[named.end() : close]:
+            return None
+        end = _line_end(text, pos, close)
+        if end < 0:
+            return None
+        try:
+            raws, repairs, failures = read_calls(text[named.start(1) : close])
+        except LiteralError:
+            return None
+        if failures or len(raws) != 1:
+            return None
+        calls, diagnostics = build_python_calls(self.name, raws, repairs, text[pos:end], pos, ctx)
+        return Extraction(end, calls, diagnostics)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Decided once the line is complete (or too long to be a call)."""
@@ -89,6 +113,16 @@ class GeminiCliFamily(CallFamily):
             for call in calls
             if call.arguments
         )
+
+
+def _line_end(text: str, pos: int, cursor: int) -> int:
+    """Where the call's line ends after its closing bracket (the line break not included), or -1
+    when anything but the model's comment stands between ``cursor`` and the bracket."""
+    tail = _TAIL.match(text, cursor)
+    if tail is None or tail.end() - pos > _MAX_LINE:
+        return -1
+    end = tail.end() - (1 if text[tail.end() - 1 : tail.end()] == "\n" else 0)
+    return end - (1 if text[end - 1 : end] == "\r" else 0)
 
 
 def _arguments(text: str, cursor: int, tool: Tool) -> tuple[dict[str, Any], int] | None:

@@ -41,7 +41,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigge
 from utp.parsers.callends import END_OF_TURN, past_orphan_closer
 from utp.parsers.callshape import (
     AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value,
-    definition_shaped_call, has_argument_key, skip_ws, unparseable,
+    QUOTED_CALLS, definition_shaped_call, has_argument_key, quoted_calls, skip_ws, unparseable,
 )
 from utp.parsers.taggedjson import salvage_list
 from utp.parsers.codefences import inside_fence
@@ -189,7 +189,7 @@ class JsonFamily(CallFamily):
         if found is None and known and placement != "inline" and not after_result_opener(text, pos):
             found = flat_calls(value, self.name, text[pos:end], repairs, ctx)  # weaker evidence: not mid-sentence, not a result
         if found is None and placement == "start" and skip_ws(text, end) >= len(text):
-            found = _definition_shaped(value, self.name, text[pos:end], repairs)
+            found = _definition_shaped(value, self.name, text[pos:end], repairs) or _quoted_name_keyed(value, self.name, text[pos:end], repairs, ctx)
         if found is None:
             return None
         calls, diagnostics = found
@@ -391,6 +391,19 @@ def _lenient_end(text: str, pos: int) -> int:
 
 #: the repair a call written in its definition's shape records
 DEFINITION_SHAPED = "a call written in its definition's shape (values where the schema goes)"
+
+
+def _quoted_name_keyed(value: Any, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:
+    """A whole answer ``{"content": "{\"NAME\": {…}}"}``: an offered tool's name-keyed call quoted
+    as the string of an answer object (see :data:`~utp.parsers.callshape.ANSWER_KEYS`)."""
+    inner = quoted_calls(value)
+    if type(inner) is not dict or len(inner) != 1:
+        return None
+    (name, arguments), = inner.items()
+    if name not in ctx.by_name or type(arguments) is not dict:
+        return None
+    call, diagnostics = build_call(name, arguments, family, raw, [*repairs, QUOTED_CALLS])
+    return ([call] if call is not None else []), diagnostics
 
 
 def _definition_shaped(value: object, family: str, raw: str, repairs: list[str]) -> tuple[list[ToolCall], list[Diagnostic]] | None:

@@ -23,6 +23,10 @@ object alone after it. That object is read when it ends the answer, stands on
 its own line, and its keys are declared parameters of exactly one offered tool
 the line before it names.
 
+Glued to the name (``set_timer{minutes: 10}``, ``run_command{'command': 'ls',}``), the
+object may be written as Python or JavaScript writes one when nothing follows it: the
+repair says so.
+
 "Use search {"q": "x"} to look it up", an object with keys the tool does not
 take, an object other text follows (on its line, or after it when nothing
 marks it), or an object after prose naming no tool stay prose.
@@ -37,11 +41,11 @@ import threading
 from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family
-from utp.parsers.familykit import BRACKET_MARKER, declares_all, make_call
+from utp.parsers.familykit import BRACKET_MARKER, declares_all, make_call, read_json_at
 from utp.parsers.jsonrepair import scan_json_value, strict_json_at
 from utp.parsers.names import tool_named_before
 from utp.parsers.textscan import search_forward, skip_space
-from utp.types import ToolCall
+from utp.types import Diagnostic, Tool, ToolCall
 
 #: Markdown bold around the name (``**get_weather**``; in backticks it is code being shown)
 _EMPHASIS = r"(?:\*\*)?"
@@ -49,13 +53,19 @@ _EMPHASIS = r"(?:\*\*)?"
 _GAP = re.compile(_EMPHASIS + r"[ \t]*+:?[ \t]*+")
 #: the object's opening: a whole quoted first key, or the empty object's close
 _OPENING = r"\s*+(?:\"(?:[^\"\\\n]|\\.){0,128}+\"\s*+:|\})"
+#: glued to the name (``set_timer{``), the object may open as a Python dict or a JavaScript object:
+#: a single-quoted or a bare first key
+_OPENING_GLUED = r"\s*+(?:\"(?:[^\"\\\n]|\\.){0,128}+\"\s*+:|'[^'\\\n]{1,128}+'\s*+:|[A-Za-z_]\w{0,127}+\s*+:|\})"
+_GLUED_OPEN = re.compile(r"\{\s*+(?:'([^'\\\n]{1,128}+)'|([A-Za-z_]\w{0,127}+))\s*+:")
+#: the repair a glued call read leniently records
+GLUED_LENIENT = "arguments glued to the tool's name, written as a Python or JavaScript object"
 #: each name's trigger is the name and the character after it, so a scan passes over the name used
 #: in prose (``f(``, ``f"``) on that character alone; the rest of the gap and the opening are its head
 _AFTER_NAME = {
     " ": r"[ \t]*+:?[ \t]*+\{" + _OPENING,
     "\t": r"[ \t]*+:?[ \t]*+\{" + _OPENING,
     ":": r"[ \t]*+\{" + _OPENING,
-    "{": _OPENING,
+    "{": _OPENING_GLUED,
     "*": r"\*[ \t]*+:?[ \t]*+\{" + _OPENING,
 }
 #: a list item's bullet or number, and a short label ending in a colon ("Action:", "TOOL_CALL:")
@@ -111,6 +121,8 @@ class NamedJsonFamily(CallFamily):
             return None
         start = _GAP.match(text, pos + len(name)).end()  # type: ignore[union-attr]
         opening = _OBJECT_OPEN.match(text, start)
+        if opening is None and trigger[-1] == "{":
+            return _glued_lenient(self.name, text, pos, start, tool)
         if opening is None or not _first_key_declared(opening.group(1), tool.properties):
             return None
         marked = _line_start(text, pos)
@@ -173,6 +185,22 @@ class NamedJsonFamily(CallFamily):
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(f"{call.name} {json.dumps(call.arguments, ensure_ascii=False)}" for call in calls)
+
+
+def _glued_lenient(family: str, text: str, pos: int, start: int, tool: Tool) -> Extraction | None:
+    """``NAME{'key': 'v',}`` or ``NAME{key: "v"}`` ending the answer: an offered tool's name glued to
+    its arguments written as Python or JavaScript writes an object (gemma-3-4b answers so; a Gemma 4
+    call whose tokens and ``call:`` the server dropped reads so), its line placed as a call line is.
+    Only at the answer's end: elsewhere the same text is code."""
+    opening = _GLUED_OPEN.match(text, start)
+    if opening is None or (opening.group(1) or opening.group(2)) not in tool.properties or _line_start(text, pos) is None:
+        return None
+    read = read_json_at(text, start, min(len(text), start + _MAX_OBJECT))
+    if read is None or type(read[0]) is not dict or skip_space(text, read[1]) < len(text) or not declares_all(read[0], tool):
+        return None
+    diagnostics: list[Diagnostic] = []
+    call = make_call(family, tool.name, read[0], text[pos : read[1]], pos, [*read[2], GLUED_LENIENT], diagnostics)
+    return Extraction(len(text), [call], diagnostics)
 
 
 def _after_naming_prose(family: str, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
