@@ -181,6 +181,13 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda k: re.fullmatch(r"[A-Za-z_][\w.\-]*", k) is not None,
         lambda n: f"<{n}>" not in {opener for opener, _ in REASONING_TAGS},
     ),
+    "named_tool_element": (
+        "values are raw text trimmed and typed by the schema, ending at the first closing tag of their element or "
+        "of the tool element; keys are element names; the name is an attribute value (no quotes or angle brackets)",
+        lambda s: s == s.strip() and "</" not in s and "<" not in s,
+        lambda k: re.fullmatch(r"[A-Za-z_][\w.\-]*", k) is not None,
+        lambda n: n == n.strip() and not any(c in n for c in "\"'<>\n"),
+    ),
     "kimi_k3": (
         "its closing markers are special tokens: emitting one (the argument's, or the call's, section's, "
         "response's or message's around it) ends the value even mid-string",

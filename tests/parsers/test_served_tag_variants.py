@@ -170,3 +170,42 @@ def test_a_lead_in_ending_in_the_full_width_colon_introduces_a_call(text: str) -
 def test_a_chinese_lead_in_showing_a_sample_keeps_the_fence_a_sample(lead_in: str) -> None:
     text = f"{lead_in}\n```json\n{WEATHER_CALL}\n```\n\u5c31\u662f\u8fd9\u6837\u3002"
     assert _calls(text, [WEATHER]) == []
+
+
+# --------------------------------------------------------------------------- a tool element named by attribute
+
+SEARCH = Tool("search_web", parameters={"type": "object", "properties": {"query": {"type": "string"}, "count": {"type": "integer"}}})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool name="search_web">\n  <parameters>\n    <query>weather in Suzhou</query>\n    <count>5</count>\n  </parameters>\n</tool>',
+        '<tool name="search_web"><query>weather in Suzhou</query><count>5</count></tool>',
+        '<tool name="search_web"><parameter name="query">weather in Suzhou</parameter><parameter name="count">5</parameter></tool>',
+        '<function_call name="search_web"><parameters><parameter name="query">weather in Suzhou</parameter>'
+        '<parameter name="count">5</parameter></parameters></function_call>',
+        '<tool_call name="search_web">\n<query><![CDATA[weather in Suzhou]]></query>\n<count>5</count>\n</tool_call>',
+    ],
+)
+def test_a_tool_element_named_by_attribute_with_its_arguments_as_elements(text: str) -> None:
+    assert _calls(text, [SEARCH]) == [("search_web", {"query": "weather in Suzhou", "count": 5}, "named_tool_element")]
+    assert_every_cut_matches(text, [SEARCH], step=13)
+
+
+def test_several_tool_elements_in_a_wrapper_are_each_a_call() -> None:
+    text = '<calls><tool name="search_web"><parameters><query>a</query></parameters></tool><tool name="search_web"><parameters><query>b</query></parameters></tool></calls>'
+    assert [(n, a) for n, a, _ in _calls(text, [SEARCH])] == [("search_web", {"query": "a"}), ("search_web", {"query": "b"})]
+
+
+@pytest.mark.parametrize(
+    ("text", "tools"),
+    [
+        ('<tool name="javac"><arg>-g</arg><src>Main.java</src></tool>', None),  # a build file's markup, nothing offered
+        ('<tool name="delete_all"><parameters><force>true</force></parameters></tool>', [SEARCH]),  # not offered
+        ('<tool name="search_web">Use this tool to search: <query>x</query></tool>', [SEARCH]),  # prose in the body
+        ('<tool name="search_web"><parameters><query>x</query></parameters>', [SEARCH]),  # never closed
+    ],
+)
+def test_tool_elements_that_are_markup_stay_content(text: str, tools: list | None) -> None:
+    assert _calls(text, tools) == []

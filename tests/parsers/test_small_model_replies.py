@@ -203,3 +203,23 @@ def test_a_bracketed_python_call_that_is_no_call_line_stays_prose(text: str) -> 
 
 def test_a_full_width_colon_lead_in_before_a_python_call() -> None:
     assert _calls('\u8c03\u7528\u5de5\u5177\uff1aget_weather(city="Paris")') == [("get_weather", {"city": "Paris"})]
+
+
+# --------------------------------------------------------------------------- a router's "action": "call"
+
+
+@pytest.mark.parametrize("tools", [TOOLS, None])
+def test_a_key_saying_the_object_is_a_call_sits_beside_name_and_arguments(tools: list | None) -> None:
+    text = '{"action":"call","tool":"get_weather","arguments":{"city":"Chongqing"}}'
+    assert _calls(text, tools) == [("get_weather", {"city": "Chongqing"})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"action":"delegate","reason":"multi_task"}',
+        '{"action":"cancel","tool":"get_weather","arguments":{"city":"Chongqing"}}',  # another word: not a call
+    ],
+)
+def test_a_router_object_that_is_no_call_stays_data(text: str) -> None:
+    assert _calls(text) == []

@@ -60,6 +60,17 @@ _WRAPPER_KEY_SET = frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS)
 _ARG_KEY_SET = set(ARG_KEYS) | {AGENT_INPUT_KEY}
 
 
+#: a key whose value says what the object is, and the values by which it says "a call": a router's
+#: ``{"action": "call", "tool": NAME, "arguments": {…}}`` (beside ``{"action": "delegate", …}``)
+DISCRIMINATOR_KEYS = frozenset({"action", "kind", "mode", "intent", "decision"})
+CALL_WORDS = frozenset({"call", "tool_call", "function_call", "call_tool", "use_tool", "tool_use", "invoke", "tool", "function"})
+
+
+def _says_call(norm_key: str, value: Any) -> bool:
+    """Is this member the object's own word that it is a call (``"action": "call"``)?"""
+    return norm_key in DISCRIMINATOR_KEYS and type(value) is str and value.strip().lower() in CALL_WORDS
+
+
 def _norm_key(key: Any) -> str:
     return key.strip().lower() if isinstance(key, str) else ""
 
@@ -123,7 +134,7 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
     arg_key = _arguments_key(obj, arg_keys)
     beside = _META_KEYS | THOUGHT_KEYS if arg_keys else _META_KEYS
     for norm in keys:
-        if norm not in beside and keys[norm] is not name_key and keys[norm] not in arg_keys:
+        if norm not in beside and keys[norm] is not name_key and keys[norm] not in arg_keys and not _says_call(norm, obj[keys[norm]]):
             return None
     if arg_key is None and arg_keys:
         return None  # two argument keys holding different values: which one the model meant is a guess

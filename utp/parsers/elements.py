@@ -22,6 +22,13 @@ _CHILD_OPEN = re.compile(r"\s*<([A-Za-z_][\w.\-]{0,100})>")
 _CDATA_OPEN, _CDATA_CLOSE = "<![CDATA[", "]]>"
 
 
+def unwrap_cdata(raw: str) -> str:
+    """``<![CDATA[text]]>`` → ``text`` (stripped); any other text as it is."""
+    if raw.startswith(_CDATA_OPEN) and raw.endswith(_CDATA_CLOSE):
+        return raw[len(_CDATA_OPEN) : -len(_CDATA_CLOSE)].strip()
+    return raw
+
+
 def child_elements(inner: str, decode: bool = True) -> dict[str, Any] | None:
     """``<city>Tokyo</city> <days>3</days>`` → ``{"city": "Tokyo", "days": 3}``; None unless only elements.
 
@@ -43,7 +50,7 @@ def child_elements(inner: str, decode: bool = True) -> dict[str, Any] | None:
             return None
         raw = unindented(inner[opening.end() : close]).strip()
         if raw.startswith(_CDATA_OPEN) and raw.endswith(_CDATA_CLOSE):  # markup-free text, as XML quotes it
-            out[key] = raw[len(_CDATA_OPEN) : -len(_CDATA_CLOSE)].strip()
+            out[key] = unwrap_cdata(raw)
         else:
             out[key] = json_or_text(raw) if decode else raw
         at = close + len(key) + 3
