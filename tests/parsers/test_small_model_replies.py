@@ -223,3 +223,78 @@ def test_a_key_saying_the_object_is_a_call_sits_beside_name_and_arguments(tools:
 )
 def test_a_router_object_that_is_no_call_stays_data(text: str) -> None:
     assert _calls(text) == []
+
+
+# --------------------------------------------------------------------------- Gemma 4 E2B's tool_code fences
+
+WRITE = _tool("Write", ("path",), path="string", content="string")
+
+
+def test_a_fence_closer_inside_a_string_of_a_tool_code_call() -> None:
+    text = '```tool_code\nWrite(path="homework.md", content="# Homework\\n\\n1. one\\n\\n```")\n```\nSaved.'
+    assert _calls(text, [WRITE]) == [("Write", {"path": "homework.md", "content": "# Homework\n\n1. one\n\n```"})]
+    assert parse_response(text, tools=[WRITE]).content == "Saved."
+    assert_every_cut_matches(text, [WRITE], step=7)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```tool_code\nWrite --path "x.md" --content "hello world"\n```',
+        '```tool_code\nWrite --path="x.md" --content="hello world"\n```',
+        'Write --path "x.md" --content "hello world"',  # the whole answer, no fence
+    ],
+)
+def test_a_command_line_with_long_flags_named_as_the_parameters(text: str) -> None:
+    assert _calls(text, [WRITE]) == [("Write", {"path": "x.md", "content": "hello world"})]
+    assert_every_cut_matches(text, [WRITE], step=5)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```tool_code\nls -la\n```",  # a shell command, no offered tool
+        '```tool_code\nWrite --path x.md --verbose\n```',  # a flag the tool does not take
+        "Run Write --path x.md to save it.",  # in a sentence
+        '```bash\nWrite --path "x.md" --content "hi"\n```\nThat is the command.',  # a shell fence shown
+    ],
+)
+def test_command_lines_that_are_no_call_stay_content(text: str) -> None:
+    assert _calls(text, [WRITE]) == []
+
+
+# --------------------------------------------------------------------------- an agent's actions envelope
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"actions":[{"tool":"get_weather","arguments":{"city":"Oslo"}}],"response":"checking"}',
+        '{"response":"checking","actions":[{"tool":"get_weather","arguments":{"city":"Oslo"}}]}',
+    ],
+)
+def test_an_envelope_listing_calls_under_actions(text: str) -> None:
+    assert _calls(text) == [("get_weather", {"city": "Oslo"})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"response":"It is sunny in Oslo."}',
+        '{"actions":[{"step":"look outside"}],"response":"done"}',  # actions that are no calls
+    ],
+)
+def test_an_envelope_without_calls_stays_data(text: str) -> None:
+    assert _calls(text) == []
+
+
+# --------------------------------------------------------------------------- DSML spaced out
+
+
+def test_dsml_with_its_token_spaced_out() -> None:
+    text = (
+        "\u6211\u6765\u5e2e\u4f60\u67e5\u4e00\u4e0b\u3002\n\n< | DSML | function_calls>\n< | DSML | invoke name=\"get_weather\">\n"
+        '< | DSML | parameter name="city" string="true">Oslo</ | DSML | parameter>\n</ | DSML | invoke>\n</ | DSML | function_calls>'
+    )
+    assert _calls(text) == [("get_weather", {"city": "Oslo"})]
+    assert_every_cut_matches(text, TOOLS, step=9)

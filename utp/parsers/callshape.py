@@ -36,15 +36,16 @@ _SCHEMA_KEYS = frozenset({"type", "properties", "required", "$schema"})
 #: ``"type"`` values by which an object says it is a call: then a name alone is a call without arguments
 CALL_TYPES = frozenset({"tool_call", "function_call", "tool_use"})
 #: keys of an object that carries a list of calls: xLAM v1's ``{"thought": ..., "tool_calls": [...]}``,
-#: a model echoing an OpenAI message (``{"role": "assistant", "tool_calls": [...]}``)
-CALL_LIST_KEYS = ("tool_calls", "function_calls")
+#: a model echoing an OpenAI message (``{"role": "assistant", "tool_calls": [...]}``), an agent's
+#: ``{"actions": [...], "response": "…"}`` (every item must still be call-shaped)
+CALL_LIST_KEYS = ("tool_calls", "function_calls", "actions")
 #: keys of an object that carries one call: OpenAI's legacy ``{"role": "assistant", "function_call":
 #: {"name": ..., "arguments": "..."}}`` echoed into the content, its singular ``tool_call``, and the
 #: ``command`` of agents' JSON replies (SWE-agent's ``{"thought": ..., "command": {call}}``), and the
 #: ``tool_request`` mcp-client-for-ollama asks its models for (``{"thoughts": ..., "tool_request": {call}}``)
 CALL_WRAPPER_KEYS = ("function_call", "tool_call", "command", "tool_request")
 #: what may sit beside that list without making the object something else
-_CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "answer", "role", "type", "id"}
+_CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "answer", "response", "role", "type", "id"}
 #: Text Generation Inference's tool grammar makes the model write ``{"function": {"_name": NAME,
 #: **arguments}}`` (its "_name" cannot clash with an argument called "name")
 TGI_NAME_KEY = "_name"

@@ -17,7 +17,7 @@ and spaces its tags too (``<｜DSML｜ invoke name=...>``, ``</｜DSML｜ parame
 tool's schema gives the property another type); ``string="false"`` a JSON value (numbers, booleans, arrays,
 objects). The bars are U+FF5C. Real outputs also spell the token with ASCII
 bars (``<|DSML|``, the "legacy" spelling vLLM accepts) and with doubled bars
-(``<｜｜DSML｜｜``, seen from the chat.deepseek.com models), drop the block
+(``<｜｜DSML｜｜``, seen from the chat.deepseek.com models) or spaced out (``< | DSML | invoke``), drop the block
 wrapper (bare invokes) or misspell it (``<｜DSML｜toolcalls>``, ``<｜DSML｜tool>``
 from DeepSeek-V4-Flash with speculative decoding, vLLM #56141); all of those
 are read. SGLang's V3.2 detector and its V4.1 structural tag also put a JSON
@@ -46,9 +46,10 @@ from utp.parsers.families.anthropic_xml import _INVOKE_TAIL, STRING_ATTRIBUTE, I
 from utp.parsers.textscan import is_proper_prefix, skip_space
 from utp.types import ToolCall
 
-#: the DSML token with each bar real outputs use: U+FF5C (the tokenizer's), ASCII, doubled; and
+#: the DSML token with each bar real outputs use: U+FF5C (the tokenizer's), ASCII, doubled, ASCII with a
+#: blank each side (``< | DSML | invoke``, as a client that spaces the token out shows it); and
 #: GigaChat 3.5's GCML token, which prefixes the same markup
-MARKS = ("\uff5cDSML\uff5c", "|DSML|", "\uff5c\uff5cDSML\uff5c\uff5c", "||DSML||", "\uff5cGCML\uff5c", "|GCML|")
+MARKS = ("\uff5cDSML\uff5c", "|DSML|", "\uff5c\uff5cDSML\uff5c\uff5c", "||DSML||", " | DSML | ", "\uff5cGCML\uff5c", "|GCML|")
 _MARK = "(?:" + "|".join(re.escape(mark) for mark in MARKS) + ")"
 #: how much whitespace may sit between the block token and the first invoke
 _LEADING_SPACE = 256

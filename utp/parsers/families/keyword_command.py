@@ -9,7 +9,8 @@ anything else:
   answer is such lines, or they are the lines that end the answer after a
   sentence ("I'll fetch it.\n\nweb_fetch url=..."), as Python-style call lines are;
 * the name is an offered tool's and every word after it is ``key=value``
-  with ``key`` one of that tool's declared parameters, each at most once.
+  (or a long flag, ``--key value`` / ``--key=value``, as shell commands write
+  them) with ``key`` one of that tool's declared parameters, each at most once.
 
 A sentence ("run web_fetch url=... to see it"), a shell command with
 positional words, or a usage example with prose around it is never such an
@@ -33,8 +34,8 @@ from utp.parsers.textscan import skip_space
 from utp.parsers.typedvalues import property_schema, schema_types, typed_value
 from utp.types import Tool, ToolCall
 
-#: a parameter's key and its ``=``
-_KEY = re.compile(r"([A-Za-z_][\w.\-]{0,127}+)=")
+#: a parameter's key and its ``=``, or a long flag named as the parameter (``--path x.md``, ``--path=x.md``)
+_KEY = re.compile(r"(?:--)?+([A-Za-z_][\w.\-]{0,127}+)=|--([A-Za-z_][\w.\-]{0,127}+)[ \t]++(?!-)")
 #: the blanks between words
 _BLANKS = re.compile(r"[ \t]*+")
 #: a bare value: one word
@@ -66,7 +67,7 @@ class KeywordCommandFamily(CallFamily):
         calls: list[ToolCall] = []
         at = pos
         while True:
-            read = _command_line(text, at, ctx)
+            read = command_line(text, at, ctx)
             if read is None:
                 return None
             name, arguments, end = read
@@ -76,12 +77,12 @@ class KeywordCommandFamily(CallFamily):
                 return Extraction(len(text), calls)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
-        """Final once the first whole word after the name is no ``key=``: "search results show ..." streams on."""
+        """Final once the first whole word after the name is no ``key=`` or ``--key``: "search results show ..." streams on."""
         word = _FIRST_WORD.match(text, pos + len(trigger))
         assert word is not None
         if word.end() == len(text):
             return False  # the word may still be growing
-        return _KEY.match(word.group(1)) is None
+        return _KEY.match(word.group(1)) is None and not word.group(1).startswith("--")  # (a flag's value follows a blank)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(f"{call.name} " + " ".join(f"{key}={_quoted(value)}" for key, value in call.arguments.items()) for call in calls)
@@ -91,7 +92,7 @@ def _quoted(value: Any) -> str:
     return '"' + render_value(value).replace('"', '\\"') + '"'
 
 
-def _command_line(text: str, at: int, ctx: ParseContext) -> tuple[str, dict[str, Any], int] | None:
+def command_line(text: str, at: int, ctx: ParseContext) -> tuple[str, dict[str, Any], int] | None:
     """One ``NAME key=value ...`` line from ``at``: the tool's name, its arguments and the line's end."""
     space = text.find(" ", at)
     if space < 0:
@@ -103,12 +104,13 @@ def _command_line(text: str, at: int, ctx: ParseContext) -> tuple[str, dict[str,
     cursor = _BLANKS.match(text, space).end()  # type: ignore[union-attr]
     while cursor < len(text) and text[cursor] not in "\r\n":
         key = _KEY.match(text, cursor)
-        if key is None or key.group(1) not in tool.properties or key.group(1) in arguments:
+        name = (key.group(1) or key.group(2)) if key is not None else None
+        if name is None or name not in tool.properties or name in arguments:
             return None
-        read = _value(text, key.end(), tool, key.group(1))
+        read = _value(text, key.end(), tool, name)  # type: ignore[union-attr]
         if read is None:
             return None
-        arguments[key.group(1)], cursor = read
+        arguments[name], cursor = read
         if cursor < len(text) and text[cursor] not in " \t\r\n":
             return None  # a word glued to the value: not this syntax
         cursor = _BLANKS.match(text, cursor).end()  # type: ignore[union-attr]
@@ -151,7 +153,7 @@ def attribute_call(text: str, start: int, limit: int, ctx: ParseContext) -> tupl
         return None
     name = named.group(1)
     line = _NAME_ATTRIBUTE.sub(lambda found: "" if found.group(2) == name else found.group(), line)
-    read = _command_line(line, 0, ctx)
+    read = command_line(line, 0, ctx)
     if read is None or read[2] != len(line):
         return None
     return read[0], read[1]

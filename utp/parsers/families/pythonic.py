@@ -42,8 +42,9 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.taggedjson import extract_tagged_json
-from utp.parsers.familykit import clip, ended_before, unreadable
+from utp.parsers.familykit import clip, ended_before, make_call, unreadable
 from utp.parsers.families.jamba import PAIRS as JAMBA_PAIRS
+from utp.parsers.families.keyword_command import command_line
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall
 from utp.parsers.pylenient import BARE_KEY, COLON_KEYWORD
 from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
@@ -153,6 +154,9 @@ class PythonicFamily(CallFamily):
         else:
             closing = WRAPPERS[trigger]
         if not _WRAPPED_HEAD.match(text, body_start) and not is_proper_prefix(text, skip_space(text, body_start), "["):
+            if trigger in FENCE_OPENERS and (close := find_forward(text, "\n" + closing, body_start - 1)) != -1:
+                commands = _command_lines(self.name, text, body_start, close + 1, ctx)
+                return Extraction(close + 1 + len(closing), commands) if commands is not None else None
             return None  # "<function_calls>" mentioned in prose: no call follows
         if trigger in WRAPPERS and _WRAPPED_JSON.match(text, body_start):
             return extract_tagged_json(self.name, text, pos, body_start, (closing,))
@@ -168,12 +172,26 @@ class PythonicFamily(CallFamily):
         try:
             raws, repairs, failures = read_calls(text[body_start:body_end], one_per_line=True, lenient=any_name)
         except LiteralError as exc:
+            if trigger in FENCE_OPENERS and close != -1 and (past := self._past_quoted_fence(text, pos, body_start, close, ctx)) is not None:
+                return past
             # a whole list, then text where the closer belongs: the closer was left out after the list
             if trigger in WRAPPERS and close != -1 and (listed := self._list_before_text(text, body_start, close, closing, ctx)) is not None:
                 return listed
             kind = DiagnosticKind.TRUNCATED if close == -1 else DiagnosticKind.UNPARSEABLE
             return unreadable(self.name, text, pos, end, str(exc), kind=kind)
         return self._extraction(text, pos, end, raws, repairs, ctx, failures)
+
+    def _past_quoted_fence(self, text: str, pos: int, body_start: int, close: int, ctx: ParseContext) -> Extraction | None:
+        """The fence read to the next closer that starts a line, when the first ``` stood inside a string
+        (``Write(content="…\\n```")``: Gemma 4 writing a Markdown file); None when that does not read either."""
+        line_close = find_forward(text, "\n" + FENCE_CLOSE, close)
+        if line_close < 0 or line_close + 1 - body_start > MAX_SPAN:
+            return None
+        try:
+            raws, repairs, failures = read_calls(text[body_start : line_close + 1], one_per_line=True, lenient=any_name)
+        except LiteralError:
+            return None
+        return self._extraction(text, pos, line_close + 1 + len(FENCE_CLOSE), raws, repairs, ctx, failures)
 
     def _list_before_text(self, text: str, body_start: int, close: int, closing: str, ctx: ParseContext) -> Extraction | None:
         """A wrapped call list the model went on from without the closer: ``<|python_start|>[f()]<|eom|>``,
@@ -360,6 +378,28 @@ _STATIC_TRIGGERS = frozenset(t.text for t in _UNTOOLED)
 #: the start of a fence body that may still grow into a first call ("print(get_wea")
 _PARTIAL_CODE_START = re.compile(r"\s*(?:p(?:r(?:i(?:n(?:t(?:\s*\(\s*)?)?)?)?)?)?(?:\[\s*)?(?:[A-Za-z_][\w.]{0,256}\s*\(?)?")
 #: what may stand before an offered tool's name in a bracketless call (see ``triggers_for``):
+def _command_lines(family: str, text: str, start: int, end: int, ctx: ParseContext) -> list[ToolCall] | None:
+    """A call fence's body written as command lines of offered tools (``Write --path "x.md" --content "hi"``:
+    Gemma 4 E2B in a ```` ```tool_code ```` fence); None unless every line is one."""
+    calls: list[ToolCall] = []
+    for offset, line in _lines_of(text[start:end]):
+        read = command_line(line, 0, ctx)
+        if read is None or read[2] != len(line):
+            return None
+        calls.append(make_call(family, read[0], read[1], line, start + offset))
+    return calls or None
+
+
+def _lines_of(body: str) -> list[tuple[int, str]]:
+    """The body's non-blank lines, trimmed, with where each starts."""
+    lines, at = [], 0
+    for raw in body.split("\n"):
+        if raw.strip():
+            lines.append((at + len(raw) - len(raw.lstrip()), raw.strip()))
+        at += len(raw) + 1
+    return lines
+
+
 #: a namespace, or Gemini's ``print(...)`` around the call (its tool_code convention without the fence)
 _NAMESPACES = ("", "functions.", "default_api.", "print(", "print(default_api.")
 #: a tool name a Python-style call can spell: dotted identifiers (``math.hypot``)
