@@ -214,6 +214,12 @@ def test_a_key_saying_the_object_is_a_call_sits_beside_name_and_arguments(tools:
     assert _calls(text, tools) == [("get_weather", {"city": "Chongqing"})]
 
 
+def test_the_router_object_on_its_own_line_after_a_sentence() -> None:
+    text = 'Sure, I will look.\n\n{"action":"call","tool":"get_weather","arguments":{"city":"Oslo"}}'
+    assert _calls(text) == [("get_weather", {"city": "Oslo"})]
+    assert _calls(text.replace("get_weather", "get_news")) == []  # a name nobody offered, after prose: data
+
+
 @pytest.mark.parametrize(
     "text",
     [

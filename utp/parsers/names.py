@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 
 from utp.parsers.base import ParseContext
+from utp.parsers.callshape import CALL_WORDS
 
 #: the largest Damerau-Levenshtein distance corrected
 MAX_EDITS = 2
@@ -43,6 +44,8 @@ _SEPARATORS = re.compile(r"[\s\-.]+")
 #: the value of a call's name key, as a JSON (or JSON-like) call writes it near its start
 #: (a whole key: ``server_name`` names a server, not the tool)
 _NAME_KEY_WORDS = ("name", "tool_name", "function_name", "tool", "function", "action", "request", "service", "tool_call")
+#: the words by which an object says it is a call that are no name key themselves (those are followed below)
+_CALL_WORDS_ONLY = CALL_WORDS - set(_NAME_KEY_WORDS)
 _NAME_VALUE = re.compile(r"(?<![\w\-])[\"']?(?:" + "|".join(_NAME_KEY_WORDS) + r")[\"']?\s*[:=,]\s*\\?[\"']([^\"'\\\n]{1,120})")
 
 
@@ -193,6 +196,8 @@ def names_offered_tool_at(text: str, pos: int, ctx: ParseContext, nested: bool =
     if not ctx.has_tools:
         return False
     match = _NAME_VALUE.search(text, pos, pos + 200)
+    if match is not None and match.group(1).lower() in _CALL_WORDS_ONLY:  # ``"action": "call"``: the object's own word, the name follows
+        match = _NAME_VALUE.search(text, match.end(), pos + 200)
     while match is not None and match.group(1) in _NAME_KEY_WORDS:
         # a value that is itself a key word matched first (``"type": "function", "name": "f"`` reads
         # ``function`` as a key, ``name`` as its value): read that value as the key it is, if a name
