@@ -132,9 +132,9 @@ def test_a_type_attribute_types_its_leaf(attribute: str, raw: str, value: object
     assert _calls(text, None) == [("config", {"v": value}, "hermes")]
 
 
-def test_an_element_holding_elements_is_an_object_not_unwrapped_unless_an_arguments_name() -> None:
-    text = "<tool_name>search</tool_name>\n<arguments><filter><status>open</status><owner>me</owner></filter><limit>5</limit></arguments>"
-    assert _calls(text, None) == [("search", {"filter": {"status": "open", "owner": "me"}, "limit": 5}, "name_element")]
+def test_markup_an_argument_holds_stays_its_text() -> None:
+    text = "<tool_name>write_file</tool_name>\n<arguments><path>a.html</path><content><p>Hello</p><p>World</p></content></arguments>"
+    assert _calls(text, None) == [("write_file", {"path": "a.html", "content": "<p>Hello</p><p>World</p>"}, "name_element")]
 
 
 def test_a_value_mixing_markup_and_text_stays_text() -> None:

@@ -66,9 +66,9 @@ _MAX_NESTING = 8
 def elements_to_dict(inner: str, depth: int = 0) -> dict[str, Any]:
     """``<city>Tokyo</city><days>3</days>`` → ``{"city": "Tokyo", "days": 3}`` (JSON values decoded).
 
-    A value that is itself only elements is an object (``<args><k>v</k></args>``),
+    An arguments wrapper holding only elements is an object (``<args><k>v</k></args>``),
     and a ``type`` attribute types a leaf (``<replicas type="int">1</replicas>``),
-    as XML-minded clients write structured arguments.
+    as XML-minded clients write structured arguments; other markup in a value is its text.
     Closing tags are found with remembered forward searches, so a body of
     many unclosed elements is still read in linear time.
     """
@@ -83,15 +83,16 @@ def elements_to_dict(inner: str, depth: int = 0) -> dict[str, Any]:
         if close < 0:
             pos = opening.end()
             continue
-        out[tag] = _element_value(inner[opening.end() : close], opening.group(2), depth)
+        out[tag] = _element_value(tag, inner[opening.end() : close], opening.group(2), depth)
         pos = close + len(tag) + 3
 
 
-def _element_value(body: str, attributes: str, depth: int) -> Any:
-    """An argument element's value: an object when it holds only elements, else its text, typed by a
-    ``type`` attribute or read as JSON."""
+def _element_value(tag: str, body: str, attributes: str, depth: int) -> Any:
+    """An argument element's value: an object when it is an arguments wrapper (``<args>``) holding only
+    elements, else its text (markup an argument holds, ``<content><p>Hi</p></content>``, stays text),
+    typed by a ``type`` attribute or read as JSON."""
     raw = body.strip()
-    if raw.startswith("<") and depth < _MAX_NESTING and _only_elements(raw):
+    if tag in ARGUMENT_ELEMENTS and raw.startswith("<") and depth < _MAX_NESTING and _only_elements(raw):
         return elements_to_dict(raw, depth + 1)
     declared = _TYPE_ATTRIBUTE.search(attributes) if attributes else None
     if declared is not None:
