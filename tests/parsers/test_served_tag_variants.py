@@ -209,3 +209,20 @@ def test_several_tool_elements_in_a_wrapper_are_each_a_call() -> None:
 )
 def test_tool_elements_that_are_markup_stay_content(text: str, tools: list | None) -> None:
     assert _calls(text, tools) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '\u597d\u7684\uff0c\u6211\u6765\u67e5\u4e00\u4e0b\u3002\nget_weather(city="Paris")',  # "OK, let me check." then the call line
+        '\u8bf7\u7a0d\u7b49\uff01\nget_weather city="Paris"',  # "One moment!" then a command line
+    ],
+)
+def test_a_call_line_after_a_sentence_ended_with_a_full_width_mark(text: str) -> None:
+    assert [(n, a) for n, a, _ in _calls(text, [WEATHER])] == [("get_weather", {"city": "Paris"})]
+    assert_stream_matches(text)
+
+
+def test_a_call_line_after_a_chinese_sentence_that_goes_on_is_shown_not_used() -> None:
+    text = '\u4f8b\u5982\uff1a\nget_weather(city="Paris")\n\u8fd9\u5c31\u662f\u8c03\u7528\u683c\u5f0f\u3002'  # "e.g.:" call "this is the format."
+    assert _calls(text, [WEATHER]) == []

@@ -346,7 +346,7 @@ def opens_line_after_sentence(text: str, pos: int) -> bool:
     """Does ``pos`` open a line whose previous non-blank line is a sentence?
 
     Only such a position can be :func:`trailing_call_lines` for the families:
-    a sentence is prose that ends in ``.``, ``!``, ``?`` or ``:`` and holds no
+    a sentence is prose that ends in ``.``, ``!``, ``?`` or ``:`` (or their full-width forms) and holds no
     brackets, quotes or ``=`` (``I'll check the weather.``), so a call after
     a line of code (``import os``, a ```` ``` ```` fence line, a comment with
     code in it) is code being shown. The test reads the lines between, so
@@ -364,7 +364,8 @@ def opens_line_after_sentence(text: str, pos: int) -> bool:
     return False
 
 
-_SENTENCE_ENDS = frozenset(".!?:")
+#: (with the full-width marks a Chinese or Japanese sentence ends with: 。！？：)
+_SENTENCE_ENDS = frozenset(".!?:\u3002\uff01\uff1f\uff1a")
 #: what the last line of a growing text may be while it can still become a ``_CALL_LINE`` (a call
 #: line, or a command line up to its first ``key=``)
 _OPEN_CALL_LINE = re.compile(r"[ \t]*+(?:[A-Za-z_][\w.]*+(?:\(.*|[ \t]++(?:[A-Za-z_][\w.\-]*+(?:=.*)?)?)?)?\Z")
