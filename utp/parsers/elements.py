@@ -165,9 +165,7 @@ def named_element_call(text: str, cursor: int, limit: int, body_end: int) -> tup
         return name, elements, []
     arg_close = text.find(f"</{args_open.group(1)}>", args_open.end(), limit)
     inner = text[args_open.end() : arg_close if arg_close >= 0 else limit]
-    quoted = inner.strip()
-    if quoted.startswith(_CDATA_OPEN) and quoted.endswith(_CDATA_CLOSE):  # the JSON quoted as CDATA
-        inner = quoted[len(_CDATA_OPEN) : -len(_CDATA_CLOSE)]
+    inner = unwrap_cdata(inner.strip())  # the JSON perhaps quoted as CDATA
     if not inner.strip().startswith(("{", "[")):
         arguments, unwrapped = without_wrapper(elements_to_dict(inner))
         return name, arguments, [*repaired, *unwrapped]

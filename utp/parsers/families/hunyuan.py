@@ -32,8 +32,6 @@ from utp.parsers.typedvalues import property_schema, typed_value
 from utp.types import Diagnostic
 
 SUFFIX = ":opensource"
-OPEN, CLOSE = f"<tool_call{SUFFIX}>", f"</tool_call{SUFFIX}>"
-GROUP_OPEN, GROUP_CLOSE = f"<tool_calls{SUFFIX}>", f"</tool_calls{SUFFIX}>"
 #: the suffix a served model writes instead (a call id): a word of at most 64 characters
 _ANY_SUFFIX = r"[A-Za-z0-9_\-]{1,64}+"
 _SUFFIXED = re.compile(rf"<tool_call(s?)(:{_ANY_SUFFIX})>")
@@ -53,7 +51,8 @@ def dialect(suffix: str) -> tuple[KeyValueSyntax, tuple[str, str], re.Pattern[st
     return syntax, (f"<tool_calls{suffix}>", f"</tool_calls{suffix}>"), json_header
 
 
-SYNTAX = dialect(SUFFIX)[0]
+#: the release's own tags (what ``render`` writes)
+SYNTAX, GROUP, _ = dialect(SUFFIX)
 #: a name on the opener's line, then the first ``parameter:`` line
 _PARAMETERS_HEADER = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{1,256}+)[ \t]*+\r?\n(?=[ \t]*+parameter:)""")
 
@@ -62,7 +61,7 @@ _PARAMETERS_HEADER = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{1,256}+)[ \t]*+\r?\n
 class HunyuanFamily(KeyValueFamily):
     name = "hunyuan"
     syntax = SYNTAX
-    group = (GROUP_OPEN, GROUP_CLOSE)
+    group = GROUP
     aliases = ("hy_v4", "hunyuan_v4", "hy_v3_opensource")
     declared_triggers = static_triggers(
         ("<tool_calls:", "<tool_call:"),
