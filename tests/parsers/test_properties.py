@@ -467,6 +467,12 @@ def _hostile_builders() -> list[tuple[str, str, Callable[[int], str]]]:
             '<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>f<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|>{"a": "'
         ) * (n // 140),
         "JSON blocks with a second value cut short": lambda n: '<tool_call>{"name": "f", "arguments": {}}, {"name": ' * (n // 52),
+        # a name glued to an object never closed inside an unclosed call tag: each read once ran to the end
+        "names glued to objects in unclosed call tags": lambda n: "<tool_call>f{" * (n // 13),
+        # a JSON object as an attribute, never closed: each decode once copied the text up to it
+        "attribute objects never closed": lambda n: '<tool_invocation name="f" arguments={' * (n // 38),
+        "bent elements never closed": lambda n: '<tool_call>f<a="x"' * (n // 18),
+        "sentences before calls never closed": lambda n: "Ok. f(" * (n // 6),
     }
     # openers of the newer families followed by the start of a body that never completes
     openers = ["<|tools_prefix|>", "<|function_call|>", "<|message_sep|>", "<seed:think>", "<longcat_tool_call>",

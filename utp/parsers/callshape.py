@@ -277,6 +277,9 @@ def calls_from_value(
     items = value if isinstance(value, list) else _call_list(value) or [value]
     if not items:
         return None
+    items, moved = _names_put_back(items, inside_marker=salvage)
+    if moved:
+        repairs = [*(repairs or ()), *moved]
     truncated = bool(repairs) and CLOSED_TRUNCATED in repairs  # type: ignore[operator]
     shaped = []
     skipped: list[Diagnostic] = []
@@ -311,6 +314,51 @@ def calls_from_value(
         if call is not None:
             calls.append(call)
     return calls, diagnostics
+
+
+#: the repairs a call whose name was written out of place records
+NAME_AS_QUOTED_CALL = "the name written as a quoted call object, read from inside it"
+NAME_AMONG_ARGUMENTS = "the name written among the arguments, moved out of them"
+
+
+def _names_put_back(items: list[Any], inside_marker: bool) -> tuple[list[Any], list[str]]:
+    """The call objects with a name written out of place put back where it belongs, and the repairs said.
+
+    A model that double-encodes writes the name as a quoted call object (``"name": "{\"name\": \"todo\",
+    \"arguments\": {…}}"``): its name, and its arguments when the outer ones are empty. Inside a call
+    marker, an object with nothing but arguments holding the name (``{"arguments": {…, "name": "task"}}``)
+    or holding the whole call (``{"arguments": {"name": "f", "arguments": {…}}}``) is that call: the
+    marker says a call is there, and no other key could name it. Outside one, such an object is data.
+    """
+    out, repairs = [], []
+    for item in items:
+        fixed, repair = _name_put_back(item, inside_marker) if type(item) is dict else (item, None)
+        out.append(fixed)
+        if repair is not None and repair not in repairs:
+            repairs.append(repair)
+    return (out, repairs) if repairs else (items, [])
+
+
+def _name_put_back(obj: dict[Any, Any], inside_marker: bool) -> tuple[Any, str | None]:
+    name = obj.get("name")
+    if type(name) is str and name.startswith("{") and set(obj) <= {"name", "arguments", *_META_KEYS}:
+        try:
+            inner = json.loads(name)
+        except ValueError:
+            return obj, None
+        if type(inner) is not dict or type(inner.get("name")) is not str or not set(inner) <= {"name", "arguments"}:
+            return obj, None
+        arguments = obj.get("arguments") or inner.get("arguments", {})
+        return {"name": inner["name"], "arguments": arguments}, NAME_AS_QUOTED_CALL
+    if not inside_marker or "name" in obj:
+        return obj, None
+    arg_key = next((k for k in ("arguments", "parameters") if k in obj), None)
+    inner = obj.get(arg_key) if arg_key is not None else None
+    if type(inner) is not dict or not set(obj) - {arg_key} <= _META_KEYS or type(inner.get("name")) is not str:
+        return obj, None
+    if set(inner) <= {"name", "arguments", "parameters"} and len(inner) == 2:
+        return inner, NAME_AMONG_ARGUMENTS  # the whole call written where its arguments belong
+    return {"name": inner["name"], "arguments": {k: v for k, v in inner.items() if k != "name"}}, NAME_AMONG_ARGUMENTS
 
 
 #: the repairs of a cut-off value: they belong to the last item of a list the cut fell in

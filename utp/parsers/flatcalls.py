@@ -91,8 +91,10 @@ def _flat_call(item: object, ctx: ParseContext, inline: bool) -> tuple[str, obje
     if tool is None:
         return None
     arguments = {key: val for key, val in item.items() if key != name_key and key not in FLAT_BESIDE}
-    if arguments.keys() & _RESULT_KEYS:
-        return None  # ``{"name": "f", "content": ...}`` is how results are fed back: a made-up result, not a call
+    if arguments.keys() & _RESULT_KEYS and (name_key == "name" or not set(arguments) <= set(tool.properties)):
+        # ``{"name": "f", "content": ...}`` is how results are fed back: a made-up result, not a call (under another
+        # name key, a ``content`` the tool declares is its argument: ``{"tool": "fs.write", "path": …, "content": …}``)
+        return None
     if len(arguments) == 1:
         key, inner = next(iter(arguments.items()))
         if type(inner) is dict and key not in tool.properties and (not inline or _ARGUMENTS_WORD.search(key)):

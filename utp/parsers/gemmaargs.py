@@ -27,6 +27,8 @@ _BARE_KEY = re.compile(r"[\w.\-$@]+\Z")
 _SCALAR_END = re.compile(r"[,}\]<]")
 #: the same inside parenthesised arguments, which a ')' closes
 _PAREN_SCALAR_END = re.compile(r"[,)}\]<]")
+#: a key and its separator right after a quoted value: the ',' between them was left out
+_NEXT_KEY = re.compile(r"[A-Za-z_][\w.\-$@]{0,64}+\s*+[:=]")
 #: nesting deeper than this is not a model's call; refuse rather than recurse
 MAX_DEPTH = 64
 
@@ -47,9 +49,10 @@ class ValueReader:
         self.repairs = repairs
         #: a bare call (one line, tokens stripped): keys must be identifiers
         self.bare = bare
-        #: arguments in parentheses: ``)`` ends a bare value and a key may end at ``=``
+        #: arguments in parentheses: ``)`` ends a bare value; a key ends at ``=`` in either (models drift
+        #: into Python's keyword arguments inside the braces too: ``{command="ls"}``)
         self.scalar_end = _PAREN_SCALAR_END if paren else _SCALAR_END
-        self.key_ends = ":,{}[]<=)" if paren else ":,{}[]<"
+        self.key_ends = ":,{}[]<=)" if paren else ":,{}[]<="
 
     def value(self, i: int, depth: int) -> tuple[Any, int]:
         text = self.text
@@ -128,11 +131,11 @@ class ValueReader:
         return key, j
 
     def object(self, i: int, depth: int, close: str = "}") -> tuple[dict[str, Any], int]:
-        """The object opening at ``i``; ``close=")"`` reads parenthesised arguments (``=`` may stand for ``:``)."""
+        """The object opening at ``i``; ``close=")"`` reads parenthesised arguments. ``=`` may stand for ``:``
+        (Python's keyword arguments; in braces a drift, recorded)."""
         if depth > MAX_DEPTH:
             raise Unreadable(f"arguments nested deeper than {MAX_DEPTH}", i)
         text = self.text
-        separators = ":=" if close == ")" else ":"
         out: dict[str, Any] = {}
         i = skip_space(text, i + 1)
         if text.startswith(close, i):
@@ -140,9 +143,13 @@ class ValueReader:
         while True:
             key, i = self.key(i)
             i = skip_space(text, i)
-            if i >= len(text) or text[i] not in separators:
+            if i >= len(text) or text[i] not in ":=":
                 raise Unreadable(f"expected ':' after key {key!r}", i)
-            quoted_as_python = text[skip_space(text, i + 1) : skip_space(text, i + 1) + 1] in "'\""
+            if text[i] == "=" and close == "}":
+                self.repairs.append(f"'=' after key {key[:40]!r} read as ':'")
+            value_start = skip_space(text, i + 1)
+            quoted_as_python = text[value_start : value_start + 1] in "'\""
+            quoted = quoted_as_python or text.startswith(QUOTES, value_start)
             out[key], i = self.value(i + 1, depth)
             i = skip_space(text, i)
             if quoted_as_python and (stray := self.stray_quote_token(i, close)) > i:
@@ -154,6 +161,9 @@ class ValueReader:
                 continue
             if text.startswith(close, i):
                 return out, i + 1
+            if quoted and _NEXT_KEY.match(text, i):
+                self.repairs.append(f"',' missing before key after {key[:40]!r}")  # ``city:<escape>Paris<escape>units:…``
+                continue
             raise Unreadable(f"expected ',' or '{close}' in arguments", i)
 
     def stray_quote_token(self, i: int, close: str) -> int:

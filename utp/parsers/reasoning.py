@@ -328,6 +328,9 @@ def trailing_call_lines(text: str) -> int:
             line = text[line_start:line_end]
             if line.strip():
                 if _CALL_LINE.match(line) is None:
+                    after = _SENTENCE_THEN_CALL.match(line)
+                    if after is not None and _is_sentence(line[: after.end()]):
+                        start = line_start + after.end()  # "Let me check. read_file(path="a")": the call ends the line
                     break
                 start = line_start + len(line) - len(line.lstrip())
             line_end = line_start - 1
@@ -353,8 +356,8 @@ def opens_line_after_sentence(text: str, pos: int) -> bool:
     positions met one after another cost their own lines, not the text's.
     """
     line_start = text.rfind("\n", 0, pos) + 1
-    if line_start == 0 or text[line_start:pos].strip():
-        return False
+    if text[line_start:pos].strip():
+        return _SENTENCE_BEFORE_CALL.fullmatch(text, line_start, pos) is not None and _is_sentence(text[line_start:pos])
     while line_start > 0:
         previous = text.rfind("\n", 0, line_start - 1) + 1
         line = text[previous : line_start - 1].strip()
@@ -366,6 +369,17 @@ def opens_line_after_sentence(text: str, pos: int) -> bool:
 
 #: (with the full-width marks a Chinese or Japanese sentence ends with: 。！？：)
 _SENTENCE_ENDS = frozenset(".!?:\u3002\uff01\uff1f\uff1a")
+#: a sentence ended on the call's own line, then the call: ``.``, ``!`` or ``?`` and a blank (a CJK mark
+#: needs none); a colon is a lead-in's, which :func:`call_list_starts` reads
+_SENTENCE_END = r"(?:[.!?][ \t]++|[\u3002\uff01\uff1f][ \t]*+)"
+_SENTENCE_THEN_CALL = re.compile(r"[^\n]*?" + _SENTENCE_END + r"(?=[A-Za-z_][\w.]*+\()")
+_SENTENCE_BEFORE_CALL = re.compile(r"[^\n]*" + _SENTENCE_END)
+
+
+def _is_sentence(line: str) -> bool:
+    """Is ``line`` (up to the call after it) prose: no brackets, quotes or ``=``, no comment?"""
+    line = line.strip()
+    return bool(line) and not line.startswith(("#", "//")) and not _NOT_PROSE.intersection(line)
 #: what the last line of a growing text may be while it can still become a ``_CALL_LINE`` (a call
 #: line, or a command line up to its first ``key=``)
 _OPEN_CALL_LINE = re.compile(r"[ \t]*+(?:[A-Za-z_][\w.]*+(?:\(.*|[ \t]++(?:[A-Za-z_][\w.\-]*+(?:=.*)?)?)?)?\Z")
@@ -382,7 +396,7 @@ def may_open_trailing_call_lines(text: str, pos: int) -> bool:
     """
     if not opens_line_after_sentence(text, pos):
         return False
-    line_start = text.rfind("\n", 0, pos) + 1
+    line_start = pos if text[text.rfind("\n", 0, pos) + 1 : pos].strip() else text.rfind("\n", 0, pos) + 1
     while True:
         line_end = text.find("\n", line_start)
         if line_end < 0:

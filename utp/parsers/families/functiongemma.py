@@ -105,7 +105,8 @@ _BARE_HEAD = (
     rf"|(?:(?<=[>\]]call:)|(?<=[>\]][ \t]call:))[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY}))"
 )
 _NAME = re.compile(r"[^\s{}<>:,\[\]()]{1,256}")
-_SAFE_KEY = re.compile(r"[^\s:,{}\[\]<>\"]+\Z")
+#: a key written bare: nothing the reader ends a key at (``=`` too: models write ``{city="Paris"}``)
+_SAFE_KEY = re.compile(r"[^\s:,{}\[\]<>\"=]+\Z")
 
 
 def _doubled_braces(text: str, cursor: int, repairs: list[str]) -> tuple[dict[str, Any], int] | None:

@@ -39,6 +39,7 @@ from utp.parsers.keyvalue import KeyValueFamily, KeyValueSyntax, name_pattern, r
 from utp.parsers.nestedelements import ElementMarkup, ElementsBroken, ElementsCut, as_object, read_elements
 from utp.parsers.reasoning import call_list_starts
 from utp.parsers.textscan import find_forward, skip_space
+from utp.parsers.typedvalues import property_schema, typed_value
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 OPEN = "<tool_call>"
@@ -65,6 +66,10 @@ _STRAY_AFTER_NAME = re.compile(
 #: a bare name's first character (what a damaged name line starts with too)
 _NAME_START = re.compile(r"""[ \t]*+[^\s<>{}\[\]"']""")
 #: the name, then an element named by a key (``get_weather<city>``): the key in group 2
+#: the name, then a first argument element whose value is written as an attribute's: ``NAME<city="``
+_NAME_THEN_BENT = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{1,256}+)\s*+(?=<[A-Za-z_][\w.\-]{0,255}+=")""")
+#: one such element: ``<city="Paris"</city>`` (or closed as ``>`` or ``/>``)
+_BENT_ELEMENT = re.compile(r"""\s*+<([A-Za-z_][\w.\-]{0,255}+)="([^"\n]{0,4096}+)"\s*+(?:</\1>|/?>)""")
 _NAME_THEN_ELEMENT = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{1,256}+)\s*+<([A-Za-z_][\w.\-]{0,255}+)>""")
 #: the name and the first key glued, the key's opening tag missing
 _GLUED_KEY = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{2,256}+)</arg_key>""")
@@ -130,7 +135,7 @@ class GlmFamily(KeyValueFamily):
         if stray is not None:
             mended = OPEN + stray.group(1) + text[stray.end() : close + len(CLOSE)]
             return _mended(self, mended, pos, ctx, stray.end() - stray.end(1), f"dropped {stray.group(2).strip()!r} after the name")
-        elements = self._element_arguments(text, pos, body, close, ctx)
+        elements = self._element_arguments(text, pos, body, close, ctx) or self._bent_elements(text, pos, body, close, ctx)
         if elements is not None:
             return elements
         glued = _GLUED_KEY.match(text, body, close)
@@ -169,6 +174,28 @@ class GlmFamily(KeyValueFamily):
             end, repairs = len(text), [*repairs, ended_before(CLOSE)]
         call = make_call(self.name, tool.name, as_object(pairs, tool.parameters), text[pos:end], pos, repairs, diagnostics)
         return Extraction(end, [call], diagnostics, final=not cut, provisional=cut)  # cut: another element may follow
+
+    def _bent_elements(self, text: str, pos: int, body: int, close: int, ctx: ParseContext) -> Extraction | None:
+        """``<tool_call>NAME<city="Paris"</city></tool_call>``: each argument an element whose value is written
+        as an attribute's, its ``>`` left out (GLM-4.7-Flash's drift); for an offered tool whose parameters the keys are."""
+        head = _NAME_THEN_BENT.match(text, body, close)
+        tool = ctx.tool(head.group(1)) if head is not None else None
+        if head is None or tool is None:
+            return None
+        values: dict[str, str] = {}
+        at = head.end(1)
+        while (pair := _BENT_ELEMENT.match(text, at, close)) is not None:
+            if pair.group(1) not in tool.properties or pair.group(1) in values:
+                return None
+            values[pair.group(1)] = pair.group(2)
+            at = pair.end()
+        if not values or skip_space(text, at, close) < close:
+            return None
+        end = close + len(CLOSE)
+        arguments = {key: typed_value(value, property_schema(tool, key)) for key, value in values.items()}
+        diagnostics: list[Diagnostic] = []
+        call = make_call(self.name, tool.name, arguments, text[pos:end], pos, ["arguments written as <key=\"value\"</key> elements"], diagnostics)
+        return Extraction(end, [call], diagnostics, final=True)
 
     def _name_line_answer(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         """GLM-4's ``NAME\n{...}``: the whole answer, for an offered tool."""

@@ -35,10 +35,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family, static_triggers
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.callshape import ANNOUNCED_CALL, announced_call_arguments
 from utp.parsers.familykit import closer_past_strings, closers_bound, identifier_safe, json_object_before_reopen, make_call, read_json_at, unreadable
 from utp.parsers.names import resolve_name
+from utp.parsers.reasoning import begins_call_lines
 from utp.parsers.textscan import bounded_find, find_first, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -74,6 +75,8 @@ _CONSTRAINED = re.compile(r"[ \t]*+<\|constrain\|>")
 #: a channel's recipient as the stripped reader's trigger spells it (see ``_message_token_dropped``)
 _CHANNEL_RECIPIENT = re.compile(r"commentary to=functions\.[^\s<>{]+")
 _STRIPPED_HEADS = ("commentary " + _RECIPIENT_PREFIX, "assistantcommentary " + _RECIPIENT_PREFIX, "assistant " + _RECIPIENT_PREFIX)
+#: a recipient with nothing of the header around it, where an answer's call may begin
+_BARE_HEADS = (_RECIPIENT_PREFIX, "to=")
 #: recipients that address the reader, not a tool (Glimmer's answer goes ``to=user``)
 TO_THE_READER = frozenset(("assistant", "user"))
 #: a recipient in the role position right before ``<|channel|>`` once ``<|start|>assistant``
@@ -115,9 +118,16 @@ class HarmonyFamily(CallFamily):
             return self.declared_triggers
         names = dict.fromkeys(n for tool in ctx.tools for n in (tool.name, identifier_safe(tool.name)) if n and not any(c.isspace() for c in n))
         stripped = (Trigger(f"{head}{name}", _STRIPPED_TAIL + r"\{", from_tool_names=True) for name in names for head in _STRIPPED_HEADS)
-        return (*self.declared_triggers, *stripped)
+        # the recipient alone opening the answer (``to=search {"query": "x"}``): the role and channel stripped too
+        bare = (Trigger(f"{head}{name}", _STRIPPED_TAIL + r"\{", Start.ANSWER, from_tool_names=True) for name in names for head in _BARE_HEADS)
+        return (*self.declared_triggers, *stripped, *bare)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger.startswith(_BARE_HEADS):
+            return self._stripped(text, pos, trigger, ctx) if begins_call_lines(text, pos) else None
+        return self._header(text, pos, trigger, ctx)
+
+    def _header(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if _RECIPIENT_PREFIX in trigger:
             return self._stripped(text, pos, trigger, ctx)
         if trigger in _STRAY_ENDS:
@@ -178,7 +188,7 @@ class HarmonyFamily(CallFamily):
             opener = pos - len(CHANNEL)  # the header's tokens but no <|message|>: the span starts at its opener
         elif text.endswith("|>", 0, pos):
             return None  # a real token before it: a header the token reader declined
-        name = _offered(trigger.rpartition(_RECIPIENT_PREFIX)[2], ctx)
+        name = _offered(trigger.rpartition(_RECIPIENT_PREFIX)[2] if _RECIPIENT_PREFIX in trigger else trigger.removeprefix(_BARE_HEADS[1]), ctx)
         body = _STRIPPED_BODY.match(text, pos + len(trigger))
         if name is None or body is None:
             return None

@@ -39,13 +39,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
-from utp.parsers.callshape import NAME_KEYS, build_call, calls_from_value, repaired_diagnostics, unparseable
-from utp.parsers.elements import ARGUMENT_ELEMENTS, NAME_ELEMENTS, OPEN_ELEMENT, child_elements, named_element_call
+from utp.parsers.callshape import ANNOUNCED_CALL, NAME_KEYS, announced_call_arguments, build_call, calls_from_value, repaired_diagnostics, split_call_object, unparseable
+from utp.parsers.elements import ARGUMENT_ELEMENTS, NAME_ELEMENTS, named_element_call
+from utp.parsers.hermesbodies import PYTHON_CALL_HEAD, named_element_body, python_body
 from utp.parsers.taggedjson import salvage_list, valid_json_before
 from utp.parsers.families.keyword_command import attribute_call
-from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
-from utp.parsers.pyliteral import LiteralError
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, scan_json_value
 from utp.parsers.textscan import bounded_find, find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -59,7 +58,9 @@ _STRONG = ("tool_call", "function_call", "tool_use", "functioncall", "toolcall",
 #: tags models also use for other things (prompt echo, answers): unreadable means "not a call"
 _WEAK = ("tools", "tool", "response", "function", "tool_code")
 _TAGS = _STRONG + _WEAK
-_NAME_LINE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,120})\s*\n\s*(?=[{\[])")
+#: the name on its own line before the JSON, or glued to its object (``<tool_call>fs.read{"path": "a"}``,
+#: GLM-5 behind a gateway that dropped its argument tokens)
+_NAME_LINE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,120})(?:\s*\n\s*(?=[{\[])|[ \t]*+(?=\{))")
 #: gpt-oss's recipient header where the name belongs (``<tool_call>assistant to=functions.NAME json``
 #: then the JSON): a Harmony model served with a Hermes-style template
 _RECIPIENT_LINE = re.compile(r"\s*(?:assistant\s+)?to=(?:functions\.)?([A-Za-z_][\w.\-]{0,120})(?:\s*<\|constrain\|>\s*json|[ \t]+json)?\s*(?=\{)")
@@ -149,12 +150,12 @@ class HermesFamily(CallFamily):
             return self._json_body(text, pos, cursor, limit, close, closer, strong, trigger)
         if cursor < limit and text[cursor] == "<":
             found = self._element_body(text, pos, cursor, limit, close, closer, strong)
-            return found if found is not None else self._named_element(text, pos, cursor, trigger, closer, strong, ctx)
+            return found if found is not None else named_element_body(self.name, text, pos, cursor, trigger, closer, strong, ctx)
         line = _NAME_LINE.match(text, body_start, limit) or _RECIPIENT_LINE.match(text, body_start, limit)
         if line is not None:
-            return self._name_then_json(text, pos, line, limit, close, closer)
-        if _PYTHON_CALL_HEAD.match(text, cursor) is not None:
-            return self._python_body(text, pos, cursor, close, trigger, closer, strong, ctx)
+            return self._name_then_json(text, pos, line, limit, close, trigger, closer, ctx)
+        if PYTHON_CALL_HEAD.match(text, cursor) is not None:
+            return python_body(self.name, text, pos, cursor, close, trigger, closer, strong, ctx)
         if strong and (command := attribute_call(text, cursor, limit, ctx)) is not None:  # ``shell command="date" />``
             end = close + len(closer) if close >= 0 else len(text)
             diagnostics: list[Diagnostic] = []
@@ -204,8 +205,13 @@ class HermesFamily(CallFamily):
                 return Extraction(end, *salvaged)
             return Extraction(end, [], [unparseable(self.name, f"unreadable JSON in {closer[2:-1]}: {exc}", text[pos:end], pos)])
         found = self._json_calls(text, cursor, value, jend, repairs, close, closer, opener)
-        if found is None and strong and CLOSED_TRUNCATED in repairs and _CUT_BEFORE_NAME.fullmatch(text, cursor, jend) is not None:
-            return self._cut_before_name(text, pos, cursor, jend, close, closer, opener)
+        if found is None and strong and CLOSED_TRUNCATED in repairs:
+            if _CUT_BEFORE_NAME.fullmatch(text, cursor, jend) is not None:
+                return self._cut_before_name(text, pos, cursor, jend, close, closer, opener)
+            if 0 <= reopened and skip_space(text, jend, len(text)) == reopened:
+                # given up before the tag opens again (``<tool_call>{"arguments": {…}`` then a whole
+                # ``<tool_call>…``): this one is reported, the next read on its own
+                return Extraction(jend, [], [unparseable(self.name, f"call JSON left unfinished before {opener} was written again", text[pos:jend], pos)], final=True)
         return found
 
     def _cut_before_name(self, text: str, pos: int, cursor: int, jend: int, close: int, closer: str, opener: str) -> Extraction:
@@ -320,15 +326,26 @@ class HermesFamily(CallFamily):
             return len(text)
         return self._more_values(text, jend, bound, calls, diagnostics)
 
-    def _name_then_json(self, text: str, pos: int, line: re.Match[str], limit: int, close: int, closer: str) -> Extraction | None:
-        """``<tool_call>\\nNAME\\n{args}</tool_call>``: name on its own line (or in a recipient header), then the arguments."""
+    def _name_then_json(
+        self, text: str, pos: int, line: re.Match[str], limit: int, close: int, opener: str, closer: str, ctx: ParseContext
+    ) -> Extraction | None:
+        """``<tool_call>\\nNAME\\n{args}</tool_call>``: name on its own line (or glued to the object, or in a recipient
+        header), then the arguments. A whole call object under a word that names no offered tool is that call, the
+        word a label (``<tool_call>json`` then ``{"name": "f", "arguments": {…}}``)."""
+        reopened = find_forward(text, opener, line.end())  # read no further than the tag written again: linear in a flood
         try:
-            value, jend, repairs = decode_json_at(text, line.end(), limit)
+            value, jend, repairs = decode_json_at(text, line.end(), limit if reopened < 0 else min(limit, reopened))
         except ValueError:
             return None
         if not isinstance(value, dict):
             return None
-        call, diagnostics = build_call(line.group(1), value, self.name, text[pos:jend], repairs)
+        name = line.group(1)
+        inner = split_call_object(value, require_arguments=True) if ctx.tool(name) is None else None
+        if inner is not None and inner[0] != name:
+            name, value, repairs = inner[0], inner[1], [*repairs, f"the word {line.group(1)[:40]!r} before the call object read as a label"]
+        elif (announced := announced_call_arguments(value, name, ctx.tool(name))) is not None:
+            value, repairs = announced, [*repairs, ANNOUNCED_CALL]
+        call, diagnostics = build_call(name, value, self.name, text[pos:jend], repairs)
         if call is None:
             return None
         after = skip_space(text, jend, len(text))
@@ -352,76 +369,6 @@ class HermesFamily(CallFamily):
             diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: missing {closer}", text[pos:end][:300], self.name, pos))
         # read up to the first closer, so once that has arrived nothing later changes the call
         return Extraction(end, [call], diagnostics, final=close >= 0)
-
-    def _python_body(self, text: str, pos: int, cursor: int, close: int, opener: str, closer: str, strong: bool, ctx: ParseContext) -> Extraction | None:
-        """``<tool_call>get_weather(city="Paris")</tool_call>``: a Python-style call in the tag.
-
-        Small models tuned on pythonic data keep the Hermes tags around their
-        habit (so do several published fine-tuning formats). The call is read
-        as the pythonic family reads one: literals only, nothing evaluated,
-        positional arguments mapped by the tool's schema. Under a weak tag it
-        must name an offered tool.
-        """
-        head = _PYTHON_CALL_HEAD.match(text, cursor)
-        assert head is not None
-        name = head.group(1)
-        if not strong and not names_offered_tool(name, ctx):
-            return None
-        call_end = bracket_end(text, head.end() - 1, MAX_SPAN)
-        if call_end < 0:  # the parenthesis never closes (before the span limit)
-            end = close + len(closer) if close >= 0 else len(text)
-            kind = DiagnosticKind.TRUNCATED if close < 0 and call_end == -1 else DiagnosticKind.UNPARSEABLE
-            return unreadable(self.name, text, pos, end, f"call to {name!r} is not closed", kind=kind)
-        after = skip_space(text, call_end, len(text))
-        if text.startswith(closer, after):
-            end, final, pending = after + len(closer), True, ""
-        elif close >= 0 and text.find(opener, call_end, close) < 0:
-            end, final, pending = close + len(closer), True, ""  # stray text before the closer belongs to the block
-        else:
-            end, final, pending = call_end, False, closer
-        try:
-            raws, repairs, failures = read_calls(text[cursor:call_end], lenient=any_name if strong else (lambda n: names_offered_tool(n, ctx)))
-        except LiteralError as exc:
-            return unreadable(self.name, text, pos, end, str(exc)) if strong else None
-        calls, diagnostics = build_python_calls(self.name, raws, repairs, text[pos:end], pos, ctx)
-        for failure in failures:
-            diagnostics.append(unparseable(self.name, f"call to {failure.name!r} not read (not run): {failure.reason}", failure.source, pos))
-        return Extraction(end, calls, diagnostics, final=final, closer=pending)
-
-    def _named_element(self, text: str, pos: int, cursor: int, opener: str, closer: str, strong: bool, ctx: ParseContext) -> Extraction | None:
-        """``<tool_call><get_weather><city>Paris</city></get_weather></tool_call>``: the tool named by an element.
-
-        What models write after seeing Cline-style XML tools in a Hermes
-        template: the element is the tool, its children the arguments. Under
-        a weak tag the element must name an offered tool. The element's
-        closing tag is looked for only up to where the opener comes again,
-        so a flood of openers costs linear time.
-        """
-        element = OPEN_ELEMENT.match(text, cursor)
-        if element is None or _PARAMETERS_NEXT.match(text, element.end()) is None:
-            return None
-        name = element.group(1)
-        if opener == f"<{name}>" or (not strong and ctx.tool(name) is None):
-            return None
-        reopened = find_forward(text, opener, element.end())
-        bound = len(text) if reopened < 0 else reopened
-        element_close = text.find(f"</{name}>", element.end(), bound)
-        if element_close < 0:
-            if not strong or reopened >= 0:
-                return None
-            reason = f"{self.name}: output ended inside <{name}>"
-            return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, reason, text[pos : pos + 300], self.name, pos)])
-        arguments = child_elements(text[element.end() : element_close])
-        if arguments is None:
-            return None  # prose or markup inside the element: not arguments
-        element_end = element_close + len(name) + 3
-        call, diagnostics = build_call(name, arguments, self.name, text[pos:element_end])
-        if call is None:
-            return Extraction(element_end, [], diagnostics)
-        after = skip_space(text, element_end, len(text))
-        if text.startswith(closer, after):
-            return Extraction(after + len(closer), [call], diagnostics, final=True)
-        return Extraction(element_end, [call], diagnostics, closer=closer)
 
     def _named_by_attribute(self, text: str, pos: int) -> Extraction | None:
         """``<tool_call name="f">{"a": 1}</tool_call>`` (or an empty body): the tool named by the tag itself."""
@@ -472,11 +419,11 @@ class HermesFamily(CallFamily):
         body = skip_space(text, pos + len(trigger), len(text))
         if body >= len(text) or text[body] in "{[<":
             return False
-        if _PYTHON_CALL_HEAD.match(text, body) is not None:
+        if PYTHON_CALL_HEAD.match(text, body) is not None:
             return False  # a Python-style call: decided by the closer (or the end)
         line_end = text.find("\n", body, body + 122)
         if line_end < 0:
-            return not re.match(r"[A-Za-z_][\w.\-]*[ \t]*$", text[body : body + 121])
+            return not re.match(r"[A-Za-z_][\w.\-]*[ \t]*(?:\{.*)?$", text[body : body + 121])
         return _NAME_LINE.match(text, pos + len(trigger)) is None and len(text) > line_end + 1
 
     def render(self, calls: Sequence[ToolCall]) -> str:
@@ -486,10 +433,6 @@ class HermesFamily(CallFamily):
         )
 
 
-#: a Python-style call opening a tag's body: ``get_weather(``
-_PYTHON_CALL_HEAD = re.compile(r"([A-Za-z_][\w.]{0,256})[ \t]*\(")
-#: after the element naming the tool: a parameter element, the element's closer, or the end
-_PARAMETERS_NEXT = re.compile(r"\s*+(?:<|\Z)")
 
 
 def _reopened_at_end(text: str, jend: int, opener: str) -> bool:

@@ -94,6 +94,10 @@ _PLAN_HEAD = r"""\s*+"[A-Za-z_][\w\-]{0,40}+"\s*+:\s*+\[\s*+\{"""
 _PLAN_START = re.compile(_PLAN_HEAD)
 #: a word character right before the JSON (an opener glued to a word)
 _WORD_END = re.compile(r"\w\Z")
+#: a word of sequence between two call objects (``{..} then {..}``); the next one is read as any further call
+_SEQUENCE_WORD = re.compile(r"(?:and\s++then|then|and|followed\s++by)[ \t]*+(?=\{)", re.IGNORECASE)
+#: code before an inline object: the object is assigned (``data = {``) or passed (``print({``), not called
+_CODE_BEFORE = re.compile(r"[=(]\s*+\Z")
 #: a sentence leads into an inline call: its line holds a word (``(`` or ``-`` alone is code or a list)
 _PROSE_WORD = re.compile(r"[^\W\d_]{2}")
 #: a line that opens another call-shaped object: where a repaired read of this one stops looking
@@ -260,8 +264,9 @@ class JsonFamily(CallFamily):
             # inline in a sentence: a call only if it names an offered tool (checked once read), and
             # not inside inline code (an odd number of backticks before it on its line: shown, not
             # used), nor after other JSON on its line (a sentence leads into it, not data), nor glued
-            # to a word (``items[...]``, ``f{...}``: code), and only after a word of prose
-            if line.count("`") % 2 or _JSON_PUNCTUATION.search(line) or _WORD_END.search(line) or not _PROSE_WORD.search(line):
+            # to a word (``items[...]``, ``f{...}``: code), nor assigned or passed (``data = {...}``: code),
+            # and only after a word of prose
+            if line.count("`") % 2 or _JSON_PUNCTUATION.search(line) or _WORD_END.search(line) or _CODE_BEFORE.search(line) or not _PROSE_WORD.search(line):
                 return None
             return "inline" if plan or names_offered_tool_at(text, pos, ctx, nested=True) else None
         prose = before[:line_start].rstrip()
@@ -274,12 +279,14 @@ class JsonFamily(CallFamily):
         return None
 
     def _more_calls(self, text: str, end: int, calls: list[ToolCall], diagnostics: list, ctx: ParseContext) -> int:
-        """Further calls separated by ``;``, ``,`` or line breaks (Llama 3.2 writes ``{..}; {..}``), or lists
-        of calls written one after another (``[{..}][{..}]``)."""
+        """Further calls separated by ``;``, ``,``, a word of sequence (``{..} then {..}``) or line breaks
+        (Llama 3.2 writes ``{..}; {..}``), or lists of calls written one after another (``[{..}][{..}]``)."""
         while True:
             nxt = skip_ws(text, end)
             if nxt < len(text) and text[nxt] in ";,":
                 nxt = skip_ws(text, nxt + 1)
+            elif sequence := _SEQUENCE_WORD.match(text, nxt):
+                nxt = sequence.end()
             if nxt >= len(text) or text[nxt] not in "{[":
                 return end
             if text[nxt] == "[" and _LIST_START.match(text, nxt) is None:

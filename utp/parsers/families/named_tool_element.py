@@ -24,10 +24,17 @@ elements; with tools offered the name must be one of them, and without tools
 the body must use the arguments' vocabulary (a wrapper or ``<parameter name>``
 elements), since ``<tool name="javac"><arg>…</arg></tool>`` is also a build
 file's markup. Anything else (prose in the body, other markup) stays content.
+
+The arguments may also be an attribute holding a JSON object, bare or quoted, the
+element empty (Xiaomi MiMo asked for calls it has no template for writes
+``<tool_invocation name="generate_image" arguments={"prompt": "a fox"} />``): the
+tag may then also be ``<tool_invocation>`` or ``<tool_use>``, and the object must
+be valid JSON.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -42,10 +49,19 @@ from utp.parsers.typedvalues import property_schema, typed_value
 from utp.types import Diagnostic, Tool, ToolCall
 
 TAGS = ("tool", "function", "tool_call", "function_call")
-_OPENERS = tuple(f"<{tag} " for tag in TAGS)
+#: tags that name a call only with its arguments as an attribute
+_ATTRIBUTE_ONLY_TAGS = ("tool_invocation", "tool_use")
+_OPENERS = tuple(f"<{tag} " for tag in (*TAGS, *_ATTRIBUTE_ONLY_TAGS))
 _OPEN = re.compile(r"<(?P<tag>" + "|".join(TAGS) + r")\s+" + NAME_ATTRIBUTE)
 #: the opener's rest after ``<tag ``: the name attribute, then an element opening the body
 _HEAD = NAME_ATTRIBUTE_HEAD + r"\s*+<[A-Za-z_]"
+#: the opener's rest when the arguments are an attribute: ``arguments=`` and an object, bare or quoted
+_ARGUMENTS_ATTRIBUTE_HEAD = r"""[^<>]{0,300}?(?<![\w\-])(?:arguments|args|parameters|input)\s*+=\s*+['"]?\{"""
+_ARGUMENTS_IN_TAG = re.compile(_ARGUMENTS_ATTRIBUTE_HEAD)
+_ATTRIBUTE_OPEN = re.compile(r"<(?P<tag>" + "|".join((*TAGS, *_ATTRIBUTE_ONLY_TAGS)) + r")\s")
+#: one attribute's name and ``=``
+_ATTRIBUTE_NAME = re.compile(r"\s*+([A-Za-z_][\w\-]{0,32}+)\s*+=\s*+")
+_ARGUMENT_ATTRIBUTES = frozenset(("arguments", "args", "parameters", "input"))
 #: a wrapper around the arguments, named as JSON calls name their arguments key
 _WRAPPER = re.compile(r"<(" + "|".join(ARGUMENT_ELEMENTS) + r")>(.*)</\1>", re.S)
 #: Claude's parameter element
@@ -53,20 +69,21 @@ _PARAMETER = re.compile(r"""\s*+<parameter\s++name\s*+=\s*+(["'])([^"'<>\n]{1,12
 _PARAMETER_END = "</parameter>"
 #: the longest element read
 _MAX_ELEMENT = 65536
+_DECODER = json.JSONDecoder()
 
 
 @register_family
 class NamedToolElementFamily(CallFamily):
     name = "named_tool_element"
     priority = 45
-    declared_triggers = static_triggers(_OPENERS, {opener: _HEAD for opener in _OPENERS})
+    declared_triggers = static_triggers(_OPENERS, {opener: f"(?:{_HEAD}|{_ARGUMENTS_ATTRIBUTE_HEAD})" for opener in _OPENERS})
     aliases = ("tool_name_attribute",)
     summary = '<tool name="f"><parameters><k>v</k></parameters></tool> (or <parameter name="k">v</parameter> elements)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         opener = _OPEN.match(text, pos)
-        if opener is None:
-            return None
+        if opener is None or opener.group("tag") in _ATTRIBUTE_ONLY_TAGS or _ARGUMENTS_IN_TAG.match(text, pos + len(trigger), opener.end()):
+            return _attribute_call(self.name, text, pos, ctx)
         name, closer = opener.group("name").strip(), f"</{opener.group('tag')}>"
         close = find_forward(text, closer, opener.end())  # (remembered: a flood of openers costs one search)
         if close == -1 or close - pos > _MAX_ELEMENT or (ctx.has_tools and not names_offered_tool(name, ctx)):
@@ -81,6 +98,8 @@ class NamedToolElementFamily(CallFamily):
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Decided once the element closed (or grew too long to be read)."""
         opener = _OPEN.match(text, pos)
+        if _ARGUMENTS_IN_TAG.match(text, pos + len(trigger), pos + len(trigger) + 400):
+            return _attributes_end(text, pos + len(trigger)) is not None or len(text) - pos > _MAX_ELEMENT
         if opener is None:
             return text.find(">", pos, pos + 400) != -1 or len(text) - pos > 400
         body = skip_space(text, opener.end())
@@ -130,3 +149,64 @@ def _parameters(inner: str) -> dict[str, str] | None:
         values[parameter.group(2)] = unwrap_cdata(unindented(inner[parameter.end() : close]).strip())
         at = close + len(_PARAMETER_END)
     return values
+
+
+def _attribute_call(family: str, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+    """``<tool_invocation name="f" arguments={…} />`` (or ``>`` and its closer): the call its attributes make."""
+    tag = _ATTRIBUTE_OPEN.match(text, pos)
+    read = _attributes_end(text, tag.end()) if tag is not None else None
+    if tag is None or read is None:
+        return None
+    attributes, end = read
+    name = attributes.get("name")
+    arguments = next((attributes[k] for k in attributes if k in _ARGUMENT_ATTRIBUTES and type(attributes[k]) is dict), None)
+    if type(name) is not str or not name.strip() or arguments is None or (ctx.has_tools and not names_offered_tool(name, ctx)):
+        return None
+    pending = ""
+    if not text.startswith("/>", end - 2):  # ``>``: the element's closer may follow (or still be arriving)
+        closer = f"</{tag.group('tag')}>"
+        after = skip_space(text, end)
+        end, pending = (after + len(closer), "") if text.startswith(closer, after) else (end, closer)
+    diagnostics: list[Diagnostic] = []
+    call = make_call(family, name.strip(), arguments, text[pos:end], pos, ["arguments written as an attribute"], diagnostics)
+    return Extraction(end, [call], diagnostics, final=not pending, closer=pending)
+
+
+def _attributes_end(text: str, at: int) -> tuple[dict[str, Any], int] | None:
+    """The tag's attributes from ``at`` to its ``>`` or ``/>``: ``(values, end past it)``; None when they do not
+    read so. A value is quoted, one bare word, or a JSON object (which may hold ``>``); a quoted object is decoded."""
+    values: dict[str, Any] = {}
+    for _ in range(16):
+        at = skip_space(text, at)
+        if text.startswith("/>", at):
+            return values, at + 2
+        if text.startswith(">", at):
+            return values, at + 1
+        attribute = _ATTRIBUTE_NAME.match(text, at)
+        if attribute is None:
+            return None
+        at = attribute.end()
+        if text.startswith("{", at):
+            try:
+                value, length = _DECODER.raw_decode(text[at : at + _MAX_ELEMENT])
+            except ValueError:
+                return None
+            at += length
+        elif text.startswith(('"', "'"), at):
+            close = text.find(text[at], at + 1, at + _MAX_ELEMENT)
+            if close == -1:
+                return None
+            value = text[at + 1 : close]
+            if value.lstrip().startswith("{"):
+                try:
+                    value = json.loads(value)
+                except ValueError:
+                    pass
+            at = close + 1
+        else:
+            word = re.compile(r"[^\s/>]++").match(text, at)
+            if word is None:
+                return None
+            value, at = word.group(), word.end()
+        values[attribute.group(1)] = value
+    return None

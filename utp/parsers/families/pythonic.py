@@ -177,6 +177,8 @@ class PythonicFamily(CallFamily):
             # a whole list, then text where the closer belongs: the closer was left out after the list
             if trigger in WRAPPERS and close != -1 and (listed := self._list_before_text(text, body_start, close, closing, ctx)) is not None:
                 return listed
+            if trigger in WRAPPERS and close != -1 and (unclosed := self._list_left_open(text, pos, body_start, close, end, ctx)) is not None:
+                return unclosed
             kind = DiagnosticKind.TRUNCATED if close == -1 else DiagnosticKind.UNPARSEABLE
             return unreadable(self.name, text, pos, end, str(exc), kind=kind)
         return self._extraction(text, pos, end, raws, repairs, ctx, failures)
@@ -208,6 +210,18 @@ class PythonicFamily(CallFamily):
         except LiteralError:
             return None
         return self._extraction(text, start, end, raws, [*repairs, f"{closing} missing after the call list"], ctx, failures)
+
+    def _list_left_open(self, text: str, pos: int, body_start: int, close: int, end: int, ctx: ParseContext) -> Extraction | None:
+        """A call list whose ``]`` the model left out before the closer (LFM2: ``<|tool_call_start|>[f(a=1)<|tool_call_end|>``),
+        read with it put back; None when the body is no list or does not read so either."""
+        body = text[body_start:close].rstrip()
+        if not body.lstrip().startswith("[") or body.endswith("]"):
+            return None
+        try:
+            raws, repairs, failures = read_calls(body + "]", one_per_line=True, lenient=any_name)
+        except LiteralError:
+            return None
+        return self._extraction(text, pos, end, raws, [*repairs, "']' missing before the closer"], ctx, failures)
 
     def _bare_list(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         head = _BARE_HEAD.match(text, pos)

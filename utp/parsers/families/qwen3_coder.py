@@ -21,6 +21,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.pythoncalls import names_offered_tool
+from utp.parsers.elements import child_elements
 from utp.parsers.familykit import NAME_ATTRIBUTE, ended_before, make_call, read_json_at, render_value, unreadable
 from utp.parsers.layout import unindented
 from utp.parsers.typedvalues import property_schema, typed_value
@@ -277,6 +278,9 @@ class Qwen3CoderFamily(CallFamily):
                 return unreadable(self.name, text, at, after, f"arguments of {name!r} are neither parameters nor a JSON object")
         else:
             arguments = self._parameters(text, cursor, end, ctx.tool(name), repairs)
+            if not arguments and (keyed := child_elements(text[cursor:end], decode=False)):  # ``<path>.</path>``
+                arguments = {k: typed_value(v, property_schema(ctx.tool(name), k), untyped="json") for k, v in keyed.items()}
+                repairs.append("arguments written as elements named by their keys, not <parameter=...> tags")
             if not arguments and text[cursor:end].strip():
                 return unreadable(self.name, text, at, after, f"the body of {name!r} holds text but no <parameter=...> tag")
         call = make_call(self.name, name, arguments, text[at:after], at, repairs, diagnostics)
