@@ -13,8 +13,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-#: triggers that also begin ordinary prose or only end a turn: not evidence of call markup
-_NOT_LEAK_TRIGGERS = frozenset({"{", "[", "(", "<", "```", "<|end|>", "<|eot_id|>", "<|return|>"})
+#: triggers that also begin ordinary prose or only end a turn, or that label a tool's result as well as a
+#: call (``<tool_name>`` in the ``<function_results>`` a model echoes): not evidence of call markup
+_NOT_LEAK_TRIGGERS = frozenset({"{", "[", "(", "<", "```", "<|end|>", "<|eot_id|>", "<|return|>", "<tool_name>", "<function_name>"})
 #: call markup is bracketed; word or prompt triggers ("Action:", ">>>") occur in normal answers
 _MARKUP_CHAR = re.compile(r"[<\[{|｜]")
 

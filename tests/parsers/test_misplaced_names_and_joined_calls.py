@@ -227,3 +227,68 @@ def test_a_bare_recipient_opening_the_answer(text: str) -> None:
 )
 def test_a_recipient_that_opens_no_answer_stays_prose(text: str, tools: list | None) -> None:
     assert _calls(text, tools) == []
+
+
+# --------------------------------------------------------------------------- Mistral's NAME[ARGS] without [TOOL_CALLS]
+
+
+@pytest.mark.parametrize(
+    ("text", "calls", "content"),
+    [
+        ('thinking... get_weather[ARGS]{"city": "Paris"}', [("get_weather", {"city": "Paris"})], "thinking..."),
+        ('read_file[ARGS]{"path": "a"}read_file[ARGS]{"path": "b"}', [("read_file", {"path": "a"}), ("read_file", {"path": "b"})], ""),
+    ],
+)
+def test_mistral_call_with_its_tool_calls_token_stripped(text: str, calls: list, content: str) -> None:
+    result = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == calls
+    assert result.content == content
+    assert "[TOOL_CALLS] missing before [ARGS]" in result.tool_calls[0].repairs
+    assert_every_cut_matches(text, TOOLS, step=6)
+
+
+@pytest.mark.parametrize(
+    ("text", "tools"),
+    [
+        ('forget_weather[ARGS]{"city": "Paris"}', TOOLS),  # another word
+        ('get_weather[ARGS]{"city": "Paris"}', None),  # no offered tool
+        ('get_weather[ARGS] is how Mistral writes it', TOOLS),
+    ],
+)
+def test_a_stripped_mistral_call_that_is_no_call(text: str, tools: list | None) -> None:
+    assert _calls(text, tools) == []
+
+
+# --------------------------------------------------------------------------- @tool lines and ```tool fences
+
+
+@pytest.mark.parametrize(
+    ("text", "calls", "content"),
+    [
+        ('sure!\n@tool get_weather {"city":"Oslo"}\nok', [("get_weather", {"city": "Oslo"})], "sure!\nok"),
+        (
+            'Reading the files.\n@tool read_file {"path":"a.rs"}\n@tool read_file {"path":"b.rs"}',
+            [("read_file", {"path": "a.rs"}), ("read_file", {"path": "b.rs"})],
+            "Reading the files.",
+        ),
+        ('```tool\nread_file {"path":"."}\n```', [("read_file", {"path": "."})], "```tool\n```"),
+    ],
+)
+def test_call_lines_marked_by_an_at_word_or_a_tool_fence(text: str, calls: list, content: str) -> None:
+    result = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == calls
+    assert result.content == content
+    assert_every_cut_matches(text, TOOLS, step=6)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'email me @tool read_file {"path":"a"} later',  # inside a sentence
+        '@tool read_file {"path":"a"} is how the prompt asks for it',  # more on the line
+        '@tool unknown {"path":"a"}',  # no offered tool
+        '@toolbox read_file {"path":"a"} and more',
+    ],
+)
+def test_at_words_that_mark_no_call(text: str) -> None:
+    assert _calls(text) == []

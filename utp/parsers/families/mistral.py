@@ -8,7 +8,10 @@ repeat the tag for each call, optionally with ``[CALL_ID]id`` before
 before the tag is content (trailing whitespace, NBSP included, trimmed);
 text after the arguments is content too. ``NAME[ARGS]`` right before the
 end-of-sequence token ``</s>`` or the next ``[TOOL_CALLS]`` is a call that
-takes no arguments (the model wrote none and ended the call).
+takes no arguments (the model wrote none and ended the call). For an offered
+tool, ``NAME[ARGS]{json}`` without the ``[TOOL_CALLS]`` before it (a server that
+skips special tokens keeps ``[ARGS]`` when the tokenizer spells it as text) is
+read the same way, the repair recorded.
 """
 
 from __future__ import annotations
@@ -17,15 +20,17 @@ import json
 import re
 from collections.abc import Sequence
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.callshape import build_call, skip_ws, unparseable
-from utp.parsers.familykit import ended_before
+from utp.parsers.familykit import ended_before, identifier_safe
+from utp.parsers.textscan import find_forward
 from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.jsonrepair import decode_json_at
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 TAG = "[TOOL_CALLS]"
 CLOSE = "[/TOOL_CALLS]"
+ARGS = "[ARGS]"
 _NAMED = re.compile(r"\s*([A-Za-z_][\w.\-]{0,127})\s*(?:\[CALL_ID\]\s*([\w\-]{1,64})\s*)?(?:\[ARGS\])?\s*(?=\{)")
 #: all that is left when the output stops inside a named call (``NAME[ARG``): reported as truncated.
 #: Possessive: each run is followed only by characters it cannot take (``[A-Z_]`` then ``]``, ``\s``
@@ -57,7 +62,16 @@ class MistralFamily(CallFamily):
     summary = '[TOOL_CALLS][{"name": ..., "arguments": {...}}] or [TOOL_CALLS]NAME[ARGS]{...}'
     declared_triggers = static_triggers((TAG,), {TAG: _HEAD})
 
+    def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
+        """Also an offered tool's ``NAME[ARGS]`` where a word starts (its ``[TOOL_CALLS]`` stripped)."""
+        if ctx is None:
+            return self.declared_triggers
+        names = dict.fromkeys(n for tool in ctx.tools for n in (tool.name, identifier_safe(tool.name)) if n and not any(c.isspace() for c in n))
+        return (*self.declared_triggers, *(Trigger(f"{name}{ARGS}", r"\s*+\{", Start.WORD, from_tool_names=True) for name in names))
+
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        if trigger != TAG:
+            return self._stripped(text, pos, trigger)
         body = pos + len(TAG)
         start = skip_ws(text, body)
         if start < len(text) and text[start] in "[{":
@@ -81,6 +95,19 @@ class MistralFamily(CallFamily):
         after = skip_ws(text, end)
         if text.startswith(CLOSE, after):
             end = after + len(CLOSE)
+        return Extraction(end, [call] if call else [], diagnostics)
+
+    def _stripped(self, text: str, pos: int, trigger: str) -> Extraction | None:
+        """``NAME[ARGS]{json}`` with no ``[TOOL_CALLS]`` before it, read no further than the same trigger again."""
+        start = skip_ws(text, pos + len(trigger))
+        again = find_forward(text, trigger, start)
+        try:
+            value, end, repairs = decode_json_at(text, start, len(text) if again < 0 else again)
+        except ValueError:
+            return None
+        if type(value) is not dict:
+            return None
+        call, diagnostics = build_call(trigger[: -len(ARGS)], value, self.name, text[pos:end], [f"{TAG} missing before {ARGS}", *repairs])
         return Extraction(end, [call] if call else [], diagnostics)
 
     def render(self, calls: Sequence[ToolCall]) -> str:

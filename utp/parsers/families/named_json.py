@@ -7,7 +7,9 @@ list_directory {"path": "/home"} [TOOL_REQUEST_END]``). Such a line is read
 only where it cannot be prose:
 
 * the name is an offered tool's, written exactly, and starts its line: after
-  blanks, a list bullet, a bracketed marker (on that line or the line before),
+  blanks, a list bullet, a marker (on that line or the line before: a bracketed
+  one, or an at-word a client's prompt asks for, ``@tool``; a ```` ```tool ````
+  fence's opening line marks the lines in it),
   a short label ending in ``:`` ("Action:", "TOOL_CALL:") and Markdown bold;
   an optional ``:`` and blanks stand between it and the object;
 * the object is valid JSON as written, every key one of that tool's declared
@@ -68,17 +70,23 @@ _AFTER_NAME = {
     "{": _OPENING_GLUED,
     "*": r"\*[ \t]*+:?[ \t]*+\{" + _OPENING,
 }
+#: what marks a line as a call: a bracketed marker (``[TOOL_REQUEST]``) or an at-word a client's prompt
+#: asks for (``@tool fs.read {"path": "a"}``)
+AT_MARKS = ("@tool", "@call", "@function")
+_CALL_MARK = r"(?:" + BRACKET_MARKER + r"|@(?:tool|call|function)(?![\w\-]))"
+#: a fence opened for calls (``` ```tool ```, ``` ```tool_call ```): its lines are marked as the line after a marker is
+_CALL_FENCE = r"```(?:tool|tool_call|function_call)[ \t]*+"
 #: a list item's bullet or number, and a short label ending in a colon ("Action:", "TOOL_CALL:")
 _BULLET = r"(?:[-*\u2022]|\d{1,3}[.)])[ \t]++"
 _LABEL = r"[A-Za-z][A-Za-z _]{0,23}+:[ \t]*+"
 #: what may stand before the name on its line, looked for in a short window before it (group 1: a marker)
-_LINE_PREFIX = re.compile(r"[ \t]*+(?:" + _BULLET + r")?(" + BRACKET_MARKER + r"[ \t]*+)?(?:" + _LABEL + r")?" + _EMPHASIS)
+_LINE_PREFIX = re.compile(r"[ \t]*+(?:" + _BULLET + r")?(" + _CALL_MARK + r"[ \t]*+)?(?:" + _LABEL + r")?" + _EMPHASIS)
 #: a line holding only a bracketed marker (the line before a call line it marks)
-_MARKER_LINE = re.compile(r"[ \t]*+" + BRACKET_MARKER + r"[ \t]*+\r?")
+_MARKER_LINE = re.compile(r"[ \t]*+(?:" + _CALL_MARK + r"|" + _CALL_FENCE + r")[ \t]*+\r?")
 _LOOKBACK = 96
 #: a one-line call of this shape, names unchecked (the trailing run of call lines)
 _CALL_LINE = re.compile(
-    r"[ \t]*+(?:" + _BULLET + r")?(?:" + BRACKET_MARKER + r"[ \t]*+)?(?:" + _LABEL + r")?" + _EMPHASIS
+    r"[ \t]*+(?:" + _BULLET + r")?(?:" + _CALL_MARK + r"[ \t]*+)?(?:" + _LABEL + r")?" + _EMPHASIS
     + r"[A-Za-z_][\w.\-]*+" + _GAP.pattern + r"\{.*\}[ \t]*+(?:" + BRACKET_MARKER + r")?[ \t]*+\r?"
 )
 #: what may follow the object on its line
@@ -110,11 +118,19 @@ class NamedJsonFamily(CallFamily):
             return ()
         names = [name for name in ctx.by_name if name and not any(c.isspace() or c in "{}*:" for c in name)]
         named = (Trigger(name + after, head, Start.WORD, from_tool_names=True) for name in names for after, head in _AFTER_NAME.items())
-        return (Trigger(ARGUMENTS_LINE, _ARGUMENTS_HEAD, offered_only=True), *named)
+        # an at-word marking the line (``@tool fs.read {…}``): the call's span takes the mark in
+        at_marks = (Trigger(f"{mark} {name}", r"[ \t:*{]", from_tool_names=True) for mark in AT_MARKS for name in names)
+        return (Trigger(ARGUMENTS_LINE, _ARGUMENTS_HEAD, offered_only=True), *named, *at_marks)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == ARGUMENTS_LINE:
             return _after_naming_prose(self.name, text, pos, ctx)
+        if trigger.startswith(AT_MARKS):
+            named_at = _named_after_mark(text, pos + trigger.index(" "), ctx)
+            found = self.extract(text, named_at[0], named_at[1], ctx) if named_at is not None else None
+            if found is not None and found.calls:
+                found.start = pos
+            return found
         name = trigger[:-1]  # without the character after it
         tool = ctx.tool(name)
         if tool is None:
@@ -149,6 +165,11 @@ class NamedJsonFamily(CallFamily):
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Final once the shape fails, or once a marked line has ended; an unmarked line, and an
         object after naming prose, are decided by what follows them (so by the output's end)."""
+        if trigger.startswith(AT_MARKS):
+            if pos + len(trigger) >= len(text):
+                return False  # the character after the name is still arriving
+            named_at = _named_after_mark(text, pos + trigger.index(" "), None)
+            return named_at is None or self.settled(text, *named_at)
         if trigger == ARGUMENTS_LINE:
             if pos != _last_object_line(text):
                 return True  # a later line opens an object: this one cannot end the answer
@@ -249,10 +270,25 @@ def _line_start(text: str, pos: int) -> bool | None:
     return _MARKER_LINE.fullmatch(text, before, newline) is not None
 
 
+def _named_after_mark(text: str, at: int, ctx: ParseContext | None) -> tuple[int, str] | None:
+    """After an at-mark: where the tool's name starts and the name trigger it makes (name and the character after)."""
+    start = at
+    while start < len(text) and text[start] in " \t":
+        start += 1
+    word = _MARKED_NAME.match(text, start)
+    if start == at or word is None or (ctx is not None and ctx.tool(word.group(1)) is None):
+        return None
+    return start, word.group(1) + word.group(2)
+
+
+#: the name after an at-mark and the character after it
+_MARKED_NAME = re.compile(r"([A-Za-z_][\w.\-]*+)([ \t:*{])")
+
+
 @functools.lru_cache(maxsize=256)
 def _next_call_line(name: str) -> re.Pattern[str]:
     """A later line opening with ``name`` as a call line does (where a read from an earlier one stops)."""
-    return re.compile(r"\n[ \t]*+(?:" + _BULLET + r")?(?:" + BRACKET_MARKER + r"[ \t]*+)?(?:" + _LABEL + r")?" + _EMPHASIS + re.escape(name) + r"[ \t{:*]")
+    return re.compile(r"\n[ \t]*+(?:" + _BULLET + r")?(?:" + _CALL_MARK + r"[ \t]*+)?(?:" + _LABEL + r")?" + _EMPHASIS + re.escape(name) + r"[ \t{:*]")
 
 
 def _last_object_line(text: str) -> int:
