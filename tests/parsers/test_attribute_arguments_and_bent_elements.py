@@ -54,7 +54,7 @@ def _calls(text: str, tools: list | None = TOOLS) -> list[tuple[str, dict]]:
             '<tool_invocation name="generate_image" arguments={"prompt": "a sign reading {SALE} >> <tool_invocation>", "meta": {"w": 1}} />',
             {"prompt": "a sign reading {SALE} >> <tool_invocation>", "meta": {"w": 1}},
         ),
-        ("<tool name=\"generate_image\" arguments='{\"prompt\": \"a fox\"}'></tool>", {"prompt": "a fox"}),
+        ("<tool_invocation name=\"generate_image\" arguments='{\"prompt\": \"a fox\"}'></tool_invocation>", {"prompt": "a fox"}),
         ('<tool_use name="generate_image" arguments={"prompt": "a fox"}></tool_use>', {"prompt": "a fox"}),
     ],
 )

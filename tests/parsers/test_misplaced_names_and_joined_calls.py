@@ -292,3 +292,27 @@ def test_call_lines_marked_by_an_at_word_or_a_tool_fence(text: str, calls: list,
 )
 def test_at_words_that_mark_no_call(text: str) -> None:
     assert _calls(text) == []
+
+
+# --------------------------------------------------------------------------- a call tag quoted in a JSON record
+
+
+def test_a_call_tag_opening_a_json_members_string_is_quoted_data() -> None:
+    """A labelled record (this README's accuracy example) holds the tag in its ``"output"`` string: data."""
+    record = (
+        '{"source": "my-model", "output": "<tool_call>{\\"name\\": \\"get_weather\\", \\"arguments\\": {\\"city\\": \\"Paris\\"}}</tool_call>", '
+        '"expected": [{"name": "get_weather", "arguments": {"city": "Paris"}}], "tools": ["get_weather"]}'
+    )
+    for tools in (TOOLS, None):
+        assert _calls(record, tools) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"content": "<tool_call>{\\"name\\": \\"get_weather\\", \\"arguments\\": {\\"city\\": \\"Paris\\"}}</tool_call>"}',  # an answer object
+        '"<tool_call>{\\"name\\": \\"get_weather\\", \\"arguments\\": {\\"city\\": \\"Paris\\"}}</tool_call>"',  # a reply JSON-encoded whole
+    ],
+)
+def test_a_call_tag_in_a_reply_written_as_json_is_still_a_call(text: str) -> None:
+    assert _calls(text) == [("get_weather", {"city": "Paris"})]

@@ -342,11 +342,11 @@ def begins_call_lines(text: str, pos: int) -> bool:
     """Can a whole-answer run of calls begin at ``pos``? At the answer's start (or after a lead-in:
     :func:`call_list_starts`), or where the lines that end the answer after a sentence begin
     (:func:`trailing_call_lines`). The families that read unmarked calls ask this one question."""
-    return pos in call_list_starts(text) or (opens_line_after_sentence(text, pos) and pos == trailing_call_lines(text))
+    return pos in call_list_starts(text) or (pos == trailing_call_lines(text) and opens_line_after_sentence(text, pos))
 
 
 def opens_line_after_sentence(text: str, pos: int) -> bool:
-    """Does ``pos`` open a line whose previous non-blank line is a sentence?
+    """Does ``pos`` open a line whose previous non-blank line is a sentence, or follow a sentence on its own line?
 
     Only such a position can be :func:`trailing_call_lines` for the families:
     a sentence is prose that ends in ``.``, ``!``, ``?`` or ``:`` (or their full-width forms) and holds no
@@ -356,8 +356,8 @@ def opens_line_after_sentence(text: str, pos: int) -> bool:
     positions met one after another cost their own lines, not the text's.
     """
     line_start = text.rfind("\n", 0, pos) + 1
-    if text[line_start:pos].strip():
-        return _SENTENCE_BEFORE_CALL.fullmatch(text, line_start, pos) is not None and _is_sentence(text[line_start:pos])
+    if text[line_start:pos].strip():  # the sentence on the call's own line (read no further back than a lead-in's length)
+        return pos - line_start <= MAX_LEAD_IN and _SENTENCE_BEFORE_CALL.fullmatch(text, line_start, pos) is not None and _is_sentence(text[line_start:pos])
     while line_start > 0:
         previous = text.rfind("\n", 0, line_start - 1) + 1
         line = text[previous : line_start - 1].strip()
@@ -380,6 +380,8 @@ def _is_sentence(line: str) -> bool:
     """Is ``line`` (up to the call after it) prose: no brackets, quotes or ``=``, no comment?"""
     line = line.strip()
     return bool(line) and not line.startswith(("#", "//")) and not _NOT_PROSE.intersection(line)
+
+
 #: what the last line of a growing text may be while it can still become a ``_CALL_LINE`` (a call
 #: line, or a command line up to its first ``key=``)
 _OPEN_CALL_LINE = re.compile(r"[ \t]*+(?:[A-Za-z_][\w.]*+(?:\(.*|[ \t]++(?:[A-Za-z_][\w.\-]*+(?:=.*)?)?)?)?\Z")

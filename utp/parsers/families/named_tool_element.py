@@ -27,9 +27,8 @@ file's markup. Anything else (prose in the body, other markup) stays content.
 
 The arguments may also be an attribute holding a JSON object, bare or quoted, the
 element empty (Xiaomi MiMo asked for calls it has no template for writes
-``<tool_invocation name="generate_image" arguments={"prompt": "a fox"} />``): the
-tag may then also be ``<tool_invocation>`` or ``<tool_use>``, and the object must
-be valid JSON.
+``<tool_invocation name="generate_image" arguments={"prompt": "a fox"} />``), under
+``<tool_invocation>`` or ``<tool_use>``; the object must be valid JSON.
 """
 
 from __future__ import annotations
@@ -51,13 +50,19 @@ from utp.types import Diagnostic, Tool, ToolCall
 TAGS = ("tool", "function", "tool_call", "function_call")
 #: tags that name a call only with its arguments as an attribute
 _ATTRIBUTE_ONLY_TAGS = ("tool_invocation", "tool_use")
-_OPENERS = tuple(f"<{tag} " for tag in (*TAGS, *_ATTRIBUTE_ONLY_TAGS))
+_OPENERS = tuple(f"<{tag} " for tag in TAGS)
+_ATTRIBUTE_OPENERS = tuple(f"<{tag} " for tag in _ATTRIBUTE_ONLY_TAGS)
+#: (the element tags keep their one head: a second, for arguments as an attribute, on every ``<tool `` or
+#: ``<function `` of a flood cost a sixth to a fifth more time in ``make bench``)
 _OPEN = re.compile(r"<(?P<tag>" + "|".join(TAGS) + r")\s+" + NAME_ATTRIBUTE)
 #: the opener's rest after ``<tag ``: the name attribute, then an element opening the body
 _HEAD = NAME_ATTRIBUTE_HEAD + r"\s*+<[A-Za-z_]"
 #: the opener's rest when the arguments are an attribute: ``arguments=`` and an object, bare or quoted
-_ARGUMENTS_ATTRIBUTE_HEAD = r"""[^<>]{0,300}?(?<![\w\-])(?:arguments|args|parameters|input)\s*+=\s*+['"]?\{"""
-_ARGUMENTS_IN_TAG = re.compile(_ARGUMENTS_ATTRIBUTE_HEAD)
+#: (possessive, attribute by attribute: an opener of a flood fails at its first character that is no attribute)
+_ARGUMENTS_ATTRIBUTE_HEAD = (
+    r"""(?:[\w\-]{1,32}+\s*+=\s*+(?:"[^"<>\n]{0,256}+"|'[^'<>\n]{0,256}+')\s++){0,8}+"""
+    r"""(?:arguments|args|parameters|input)\s*+=\s*+['"]?\{"""
+)
 _ATTRIBUTE_OPEN = re.compile(r"<(?P<tag>" + "|".join((*TAGS, *_ATTRIBUTE_ONLY_TAGS)) + r")\s")
 #: one attribute's name and ``=``
 _ATTRIBUTE_NAME = re.compile(r"\s*+([A-Za-z_][\w\-]{0,32}+)\s*+=\s*+")
@@ -76,14 +81,19 @@ _DECODER = json.JSONDecoder()
 class NamedToolElementFamily(CallFamily):
     name = "named_tool_element"
     priority = 45
-    declared_triggers = static_triggers(_OPENERS, {opener: f"(?:{_HEAD}|{_ARGUMENTS_ATTRIBUTE_HEAD})" for opener in _OPENERS})
+    declared_triggers = static_triggers(
+        (*_OPENERS, *_ATTRIBUTE_OPENERS),
+        {**{opener: _HEAD for opener in _OPENERS}, **{opener: _ARGUMENTS_ATTRIBUTE_HEAD for opener in _ATTRIBUTE_OPENERS}},
+    )
     aliases = ("tool_name_attribute",)
     summary = '<tool name="f"><parameters><k>v</k></parameters></tool> (or <parameter name="k">v</parameter> elements)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         opener = _OPEN.match(text, pos)
-        if opener is None or opener.group("tag") in _ATTRIBUTE_ONLY_TAGS or _ARGUMENTS_IN_TAG.match(text, pos + len(trigger), opener.end()):
+        if trigger in _ATTRIBUTE_OPENERS:
             return _attribute_call(self.name, text, pos, ctx)
+        if opener is None:
+            return None
         name, closer = opener.group("name").strip(), f"</{opener.group('tag')}>"
         close = find_forward(text, closer, opener.end())  # (remembered: a flood of openers costs one search)
         if close == -1 or close - pos > _MAX_ELEMENT or (ctx.has_tools and not names_offered_tool(name, ctx)):
@@ -97,9 +107,9 @@ class NamedToolElementFamily(CallFamily):
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Decided once the element closed (or grew too long to be read)."""
-        opener = _OPEN.match(text, pos)
-        if _ARGUMENTS_IN_TAG.match(text, pos + len(trigger), pos + len(trigger) + 400):
+        if trigger in _ATTRIBUTE_OPENERS:
             return _attributes_end(text, pos + len(trigger)) is not None or len(text) - pos > _MAX_ELEMENT
+        opener = _OPEN.match(text, pos)
         if opener is None:
             return text.find(">", pos, pos + 400) != -1 or len(text) - pos > 400
         body = skip_space(text, opener.end())
