@@ -304,7 +304,8 @@ def trailing_call_lines(text: str) -> int:
     """Where the text's closing run of one-line calls begins, after prose (-1: none).
 
     "I'll check the weather.\nget_weather(city="Paris")": small models write
-    the call on a line of its own after a sentence. One place per text can
+    the call on a line of its own after a sentence, or after the sentence on
+    its line ("Let me check. read_file(path="a")"). One place per text can
     begin such a run, the first call line after the last line of anything
     else (blank lines may stand between the calls); it is found by one
     backward walk over the run, cached like :func:`answer_start`, so a text

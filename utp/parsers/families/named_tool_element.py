@@ -63,10 +63,12 @@ _ARGUMENTS_ATTRIBUTE_HEAD = (
     r"""(?:[\w\-]{1,32}+\s*+=\s*+(?:"[^"<>\n]{0,256}+"|'[^'<>\n]{0,256}+')\s++){0,8}+"""
     r"""(?:arguments|args|parameters|input)\s*+=\s*+['"]?\{"""
 )
-_ATTRIBUTE_OPEN = re.compile(r"<(?P<tag>" + "|".join((*TAGS, *_ATTRIBUTE_ONLY_TAGS)) + r")\s")
+_ATTRIBUTE_OPEN = re.compile(r"<(?P<tag>" + "|".join(_ATTRIBUTE_ONLY_TAGS) + r")\s")
 #: one attribute's name and ``=``
 _ATTRIBUTE_NAME = re.compile(r"\s*+([A-Za-z_][\w\-]{0,32}+)\s*+=\s*+")
 _ARGUMENT_ATTRIBUTES = frozenset(("arguments", "args", "parameters", "input"))
+#: an attribute's value written without quotes
+_BARE_VALUE = re.compile(r"[^\s/>]++")
 #: a wrapper around the arguments, named as JSON calls name their arguments key
 _WRAPPER = re.compile(r"<(" + "|".join(ARGUMENT_ELEMENTS) + r")>(.*)</\1>", re.S)
 #: Claude's parameter element
@@ -89,9 +91,9 @@ class NamedToolElementFamily(CallFamily):
     summary = '<tool name="f"><parameters><k>v</k></parameters></tool> (or <parameter name="k">v</parameter> elements)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        opener = _OPEN.match(text, pos)
         if trigger in _ATTRIBUTE_OPENERS:
             return _attribute_call(self.name, text, pos, ctx)
+        opener = _OPEN.match(text, pos)
         if opener is None:
             return None
         name, closer = opener.group("name").strip(), f"</{opener.group('tag')}>"
@@ -214,7 +216,7 @@ def _attributes_end(text: str, at: int) -> tuple[dict[str, Any], int] | None:
                     pass
             at = close + 1
         else:
-            word = re.compile(r"[^\s/>]++").match(text, at)
+            word = _BARE_VALUE.match(text, at)
             if word is None:
                 return None
             value, at = word.group(), word.end()
