@@ -66,17 +66,18 @@ def test_a_name_among_the_arguments_inside_a_call_tag(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "calls"),
     [
-        '{"arguments": {"name": "task", "description": "fix the bug"}}',  # no call tag: data
-        'The record is {"arguments": {"name": "task", "arguments": {"description": "x"}}} as stored.',
-        '<tool_call>{"name": "task", "arguments": {"name": "bob", "description": "x"}}</tool_call>',  # a name of its own
-        '<tool_call>{"arguments": {"city": "Paris"}, "name": "{not json"}</tool_call>',
+        ('{"arguments": {"name": "task", "description": "fix the bug"}}', []),  # no call tag: data
+        ('The record is {"arguments": {"name": "task", "arguments": {"description": "x"}}} as stored.', []),
+        # a name of its own: the argument called "name" stays an argument
+        ('<tool_call>{"name": "task", "arguments": {"name": "bob", "description": "x"}}</tool_call>', [("task", {"name": "bob", "description": "x"})]),
+        # a brace that opens no JSON: the name as written (then flagged unknown)
+        ('<tool_call>{"arguments": {"city": "Paris"}, "name": "{not json"}</tool_call>', [("{not json", {"city": "Paris"})]),
     ],
 )
-def test_names_that_are_not_out_of_place_stay_as_written(text: str) -> None:
-    calls = _calls(text)
-    assert calls in ([], [("task", {"name": "bob", "description": "x"})], [("{not json", {"city": "Paris"})])
+def test_names_that_are_not_out_of_place_stay_as_written(text: str, calls: list) -> None:
+    assert _calls(text) == calls
 
 
 # --------------------------------------------------------------------------- Gemma's braces with '='
