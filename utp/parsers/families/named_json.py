@@ -73,7 +73,7 @@ _AFTER_NAME = {
 #: what marks a line as a call: a bracketed marker (``[TOOL_REQUEST]``) or an at-word a client's prompt
 #: asks for (``@tool fs.read {"path": "a"}``)
 AT_MARKS = ("@tool", "@call", "@function")
-_CALL_MARK = r"(?:" + BRACKET_MARKER + r"|@(?:tool|call|function)(?![\w\-]))"
+_CALL_MARK = r"(?:" + BRACKET_MARKER + r"|(?:" + "|".join(AT_MARKS) + r")(?![\w\-]))"
 #: a fence opened for calls (``` ```tool ```, ``` ```tool_call ```): its lines are marked as the line after a marker is
 _CALL_FENCE = r"```(?:tool|tool_call|function_call)[ \t]*+"
 #: a list item's bullet or number, and a short label ending in a colon ("Action:", "TOOL_CALL:")
@@ -125,9 +125,9 @@ class NamedJsonFamily(CallFamily):
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         if trigger == ARGUMENTS_LINE:
             return _after_naming_prose(self.name, text, pos, ctx)
-        if trigger.startswith(AT_MARKS):
-            named_at = _named_after_mark(text, pos + trigger.index(" "), ctx)
-            found = self.extract(text, named_at[0], named_at[1], ctx) if named_at is not None else None
+        if trigger.startswith(AT_MARKS):  # ``@tool NAME`` then one of _AFTER_NAME's characters (the head says so)
+            name_at = pos + trigger.index(" ") + 1
+            found = self.extract(text, name_at, text[name_at : pos + len(trigger) + 1], ctx)
             if found is not None and found.calls:
                 found.start = pos
             return found
@@ -166,10 +166,11 @@ class NamedJsonFamily(CallFamily):
         """Final once the shape fails, or once a marked line has ended; an unmarked line, and an
         object after naming prose, are decided by what follows them (so by the output's end)."""
         if trigger.startswith(AT_MARKS):
-            if pos + len(trigger) >= len(text):
+            after = pos + len(trigger)
+            if after >= len(text):
                 return False  # the character after the name is still arriving
-            named_at = _named_after_mark(text, pos + trigger.index(" "), None)
-            return named_at is None or self.settled(text, *named_at)
+            name_at = pos + trigger.index(" ") + 1
+            return text[after] not in _AFTER_NAME or self.settled(text, name_at, text[name_at : after + 1])
         if trigger == ARGUMENTS_LINE:
             if pos != _last_object_line(text):
                 return True  # a later line opens an object: this one cannot end the answer
@@ -268,21 +269,6 @@ def _line_start(text: str, pos: int) -> bool | None:
         return False
     before = text.rfind("\n", max(0, newline - _LOOKBACK), newline) + 1
     return _MARKER_LINE.fullmatch(text, before, newline) is not None
-
-
-def _named_after_mark(text: str, at: int, ctx: ParseContext | None) -> tuple[int, str] | None:
-    """After an at-mark: where the tool's name starts and the name trigger it makes (name and the character after)."""
-    start = at
-    while start < len(text) and text[start] in " \t":
-        start += 1
-    word = _MARKED_NAME.match(text, start)
-    if start == at or word is None or (ctx is not None and ctx.tool(word.group(1)) is None):
-        return None
-    return start, word.group(1) + word.group(2)
-
-
-#: the name after an at-mark and the character after it
-_MARKED_NAME = re.compile(r"([A-Za-z_][\w.\-]*+)([ \t:*{])")
 
 
 @functools.lru_cache(maxsize=256)
