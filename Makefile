@@ -106,6 +106,7 @@ record-local: $(LOCAL_STAMP)
 		UTP=$(BIN)/utp PY=$(BIN)/python BFCL_LIMIT=$(BFCL_LIMIT) QWEN_ONLY=$$only scripts/record-qwen.sh & \
 	done; wait
 	$(BIN)/utp report
+	$(BIN)/utp tune
 
 # after a parser change: re-read the recorded runs from their cassettes (no model runs; a scoring change needs only `make report`)
 rescore: $(STAMP)

@@ -187,7 +187,9 @@ def add_rescore_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentP
     parser.add_argument("--results-dir", default="reports/results", help="run records (default: %(default)s)")
     parser.add_argument("--cassette-dir", default="scenarios/cassettes", help="cassettes (default: %(default)s)")
     parser.add_argument("--reports-dir", default="reports", help="reports (default: %(default)s)")
-    parser.add_argument("--no-reports", action="store_true", help="do not rebuild reports afterwards")
+    parser.add_argument("--no-reports", action="store_true", help="do not rebuild reports or tuned profiles afterwards")
+    parser.add_argument("--tuned", default="reports/tuned_profiles.toml",
+                        help="tuned profiles to re-derive when they exist (default: %(default)s)")
     return parser
 
 
@@ -214,4 +216,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         build_reports(results_dir, ns.reports_dir)
         print(f"Reports rebuilt in {ns.reports_dir}")
+        _retune(results_dir, Path(ns.tuned))
     return 0
+
+
+def _retune(results_dir: Path, tuned: Path) -> None:
+    """Re-derive tuned profiles a changed reading feeds, so their evidence is the reports' evidence.
+
+    Only a file that exists is rewritten: rescoring must not start steering a
+    negotiator that was never tuned.
+    """
+    if not tuned.is_file():
+        return
+    from harness.tuning import retune
+
+    retune([results_dir], tuned)
+    print(f"Tuned profiles re-derived in {tuned}")

@@ -181,6 +181,20 @@ def tune(
     return profiles
 
 
+def retune(results_dirs: str | Path | Iterable[str | Path], out_path: str | Path) -> dict[str, TunedProfile]:
+    """Re-derive an existing tuned file's profiles for the models ``results_dirs`` hold (after a rescore).
+
+    Unlike ``tune``, a model these results hold that no longer earns a
+    profile loses the one it had: its evidence was re-read, and the old
+    choice rested on a reading that is gone. Models the results lack are kept.
+    """
+    records = _records(results_dirs, None)
+    profiles = tune_records(records)
+    covered = {str(record["model"]) for record in records}
+    save_tuned(profiles, out_path, merge=True, drop=covered - set(profiles))
+    return profiles
+
+
 def overlap_sentence(profile: TunedProfile) -> str:
     ev = profile.evidence
     if profile.runner_up is None:
@@ -277,6 +291,7 @@ __all__ = [
     "ranked_formats",
     "recommendation_line",
     "recommendations",
+    "retune",
     "tune",
     "tune_main",
     "tune_records",

@@ -133,11 +133,18 @@ def save_tuned(
     path: str | os.PathLike[str],
     *,
     merge: bool = False,
+    drop: Iterable[str] = (),
 ) -> Path:
-    """Write profiles atomically; with ``merge=True`` keep the file's other models."""
+    """Write profiles atomically; with ``merge=True`` keep the file's other models, except those in ``drop``.
+
+    ``drop`` names models whose evidence was measured again and no longer
+    earns a profile: the old choice must not outlive the evidence it rested on.
+    """
     items = list(profiles.values()) if isinstance(profiles, Mapping) else list(profiles)
     target = Path(path)
     existing = _load_file(target) if merge and target.exists() else {}
+    for model in drop:
+        existing.pop(model, None)
     existing.update({p.model: p for p in items})
     data = {"models": {model: existing[model].to_table() for model in sorted(existing)}}
     text = "# Tuned tool-calling formats, written by `utp tune`. Edit with care.\n\n" + tomli_w.dumps(data)

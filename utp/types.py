@@ -194,6 +194,7 @@ class DiagnosticKind(str, enum.Enum):
     UNKNOWN_TOOL = "unknown_tool"  # parsed, but the name is not an offered tool
     NAME_CORRECTED = "name_corrected"  # misspelt name mapped to the one close offered tool
     IN_REASONING = "in_reasoning"  # call-like text inside <think>: not a call
+    SHOWN = "shown"  # call markup introduced as an example ("For instance:"): shown, not made
     DUPLICATE = "duplicate"  # same call seen natively and in content
     TRUNCATED = "truncated"  # output ended inside a call
 

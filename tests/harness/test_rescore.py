@@ -119,3 +119,30 @@ def test_a_model_without_results_is_a_clear_error(recorded: tuple[Path, Path], c
     cassettes, results = recorded
     assert main(["--model", "local:smollm2-135m", "--results-dir", str(results), "--cassette-dir", str(cassettes), "--no-reports"]) == 2
     assert "no results file for local:smollm2-135m" in capsys.readouterr().err
+
+
+def test_a_changed_reading_re_derives_existing_tuned_profiles(recorded: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+    """The tuned profiles' evidence is the reports' evidence: both are rebuilt from the re-read records."""
+    from utp.tuned import load_tuned
+
+    cassettes, results = recorded
+    tuned = tmp_path / "tuned_profiles.toml"
+    shutil.copy(ROOT / "reports" / "tuned_profiles.toml", tuned)  # tuned on every recorded run
+    before = load_tuned(tuned)
+    assert before[MODEL].evidence["runs"] > len(RUNS)
+    assert main(["--model", MODEL, "--results-dir", str(results), "--cassette-dir", str(cassettes),
+                 "--reports-dir", str(tmp_path / "reports"), "--tuned", str(tuned)]) == 0
+    assert "Tuned profiles re-derived" in capsys.readouterr().out
+    after = load_tuned(tuned)
+    # these two runs earn no recommendation, so the choice that rested on the old reading goes
+    assert MODEL not in after
+    assert set(after) == set(before) - {MODEL}  # models these results lack are kept as they were
+    assert all(after[m] == before[m] for m in after)
+
+
+def test_rescoring_never_creates_tuned_profiles(recorded: tuple[Path, Path], tmp_path: Path) -> None:
+    cassettes, results = recorded
+    tuned = tmp_path / "never_tuned.toml"
+    assert main(["--model", MODEL, "--results-dir", str(results), "--cassette-dir", str(cassettes),
+                 "--reports-dir", str(tmp_path / "reports"), "--tuned", str(tuned)]) == 0
+    assert not tuned.exists()

@@ -167,9 +167,35 @@ def test_qwen3_coder_parameters_written_as_key_named_elements() -> None:
     assert_every_cut_matches(text, TOOLS, step=7)
 
 
-def test_qwen3_coder_body_of_markup_and_prose_is_not_arguments() -> None:
-    result = parse_response("<function=fs.list>\n<p>hello</p> world\n</function>", tools=TOOLS)
-    assert result.tool_calls == []
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [
+        # Qwen2.5-Coder-7B, seen live by another agent's adapter: no <tool_call> around the call
+        ("<function=fs.list>\n<path>src</path>\n<depth>2</depth>\n</function>", ("fs.list", {"path": "src", "depth": 2})),
+        (
+            "Writing it.\n<function=fs.write>\n<path>Info.plist</path>\n<content>\n<plist>\n<dict/>\n</plist>\n</content>\n</function>",
+            ("fs.write", {"path": "Info.plist", "content": "<plist>\n<dict/>\n</plist>"}),
+        ),
+    ],
+)
+def test_a_bare_qwen3_coder_call_with_key_named_elements(text: str, call: tuple) -> None:
+    result = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [call]
+    assert result.tool_calls[0].repairs == ["arguments written as elements named by their keys, not <parameter=...> tags"]
+    assert_every_cut_matches(text, TOOLS, step=7)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<function=fs.list>\n<p>hello</p> world\n</function>",
+        "<function=fs.list>\n<b>path</b>\n</function>",  # not one of its parameters
+        "<function=nope>\n<path>src</path>\n</function>",  # no such tool
+    ],
+)
+def test_qwen3_coder_body_of_markup_and_prose_is_not_arguments(text: str) -> None:
+    assert parse_response(text, tools=TOOLS).tool_calls == []
+    assert parse_response("<function=fs.list>\n<path>src</path>\n</function>").tool_calls == []  # nothing offered
 
 
 # --------------------------------------------------------------------------- a flat call with a declared content

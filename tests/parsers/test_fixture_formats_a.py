@@ -210,9 +210,11 @@ def test_apertus_truncation_is_recorded() -> None:
     parsed = parse_response('<|tools_prefix|>[{"get_weather": {"location": "London"}}')
     assert parsed.tool_calls[0].repairs
     # the last item cut off before its arguments: the first call runs, the cut one is reported
-    parsed = parse_response('<|tools_prefix|>[{"f": {"a": 1}}, {"get_ti')
-    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("f", {"a": 1})]
-    assert DiagnosticKind.TRUNCATED in [d.kind for d in parsed.diagnostics]
+    # the cut fell in the last item, inside its name or inside a value: the calls before it were written whole
+    for cut in ('{"get_ti', '{"g": {"b": "hal', '{"g": {"b": 2, "c'):
+        parsed = parse_response('<|tools_prefix|>[{"f": {"a": 1}}, ' + cut)
+        assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("f", {"a": 1})], cut
+        assert DiagnosticKind.TRUNCATED in [d.kind for d in parsed.diagnostics]
     assert kinds("<|tools_prefix|>") == [DiagnosticKind.TRUNCATED]
 
 

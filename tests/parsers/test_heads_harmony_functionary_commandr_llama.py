@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from utp.parsers.base import ParseContext, registered_families
 from utp.parsers.families.harmony import MAX_HEADER
-from utp.parsers.families.qwen3_coder import MAX_NAME
+from utp.parsers.qwen3markup import MAX_NAME
 from utp.types import Tool
 
 from .test_scan_filter import SCANNER, _same_scan

@@ -113,6 +113,24 @@ def test_a_call_tag_holding_a_command_line_with_attributes(text: str, call: tupl
 @pytest.mark.parametrize(
     "text",
     [
+        'Let me check.<tool_call>file_read path="./README.md"<tool_call>file_read path="./package.json"<tool_call>exec command="ls"',
+        '<tool_call>file_read path="./README.md"\n<tool_call>file_read path="./package.json"</tool_call>\n<tool_call>exec command="ls" />',
+    ],
+)
+def test_a_call_tag_written_again_ends_the_attribute_call_left_open_before_it(text: str) -> None:
+    """The next call's tag was read as part of the first call's last value, and the call before it was lost."""
+    parsed = parse_response(text, tools=ATTRIBUTE_TOOLS)
+    expected = [("file_read", {"path": "./README.md"}), ("file_read", {"path": "./package.json"}), ("exec", {"command": "ls"})]
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == expected
+    assert parsed.tool_calls[0].repairs == ["arguments written as attributes", "missing </tool_call> before the next call"]
+    assert parsed.content in ("Let me check.", "")
+    assert_stream_matches_under(text, ATTRIBUTE_TOOLS, 3)
+    assert_every_cut_matches(text, ATTRIBUTE_TOOLS, step=7)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         '<tool_call>nope command="date" /></tool_call>',  # no such tool
         '<tool_call>shell cmd="date" /></tool_call>',  # no such parameter
         "<tool_call>shell is the tool to use</tool_call>",  # words, not attributes

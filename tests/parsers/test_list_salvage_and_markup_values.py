@@ -29,6 +29,9 @@ def calls(text: str, tools: list[Tool] | None = TOOLS) -> list[tuple[str, dict]]
         f"functools[{GOOD}, {NOT_A_CALL}]",
         f"<tool_call>[{NOT_A_CALL}, {GOOD}]</tool_call>",
         f'<tool_call>[{GOOD}, "oops"]</tool_call>',
+        # a `tool_calls` key is the marker, written in JSON (an OpenAI message, an agent's envelope)
+        f'{{"tool_calls": [{GOOD}, {NOT_A_CALL}]}}',
+        f'{{"role": "assistant", "tool_calls": [{{"function": {GOOD}}}, {{"junk": true}}]}}',
     ],
 )
 def test_a_marked_call_list_keeps_its_calls_beside_an_item_that_is_not_one(text: str) -> None:
@@ -48,6 +51,7 @@ def test_a_bare_list_mixing_a_call_and_data_stays_data() -> None:
 
 def test_a_marked_list_with_no_call_at_all_is_not_read() -> None:
     assert calls('<tool_call>[{"foo": 1}, {"foo": 2}]</tool_call>') == []
+    assert calls('{"tool_calls": [{"foo": 1}, 2]}') == []
 
 
 KIMI = "<|tool_calls_section_begin|>{}<|tool_calls_section_end|>"

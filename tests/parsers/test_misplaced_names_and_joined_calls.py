@@ -311,6 +311,21 @@ def test_a_call_tag_opening_a_json_members_string_is_quoted_data() -> None:
 @pytest.mark.parametrize(
     "text",
     [
+        # every family's markup, not only the Hermes tag: the scan loop asks before any family reads
+        '{"log": "<function=get_weather><parameter=city>Paris</parameter></function>"}',
+        '{"trace": "[TOOL_CALLS][{\\"name\\": \\"get_weather\\", \\"arguments\\": {\\"city\\": \\"Paris\\"}}]"}',
+        '{"raw": "<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\\"city\\": \\"Paris\\"}<|tool_call_end|>"}',
+    ],
+)
+def test_any_familys_markup_opening_a_json_members_string_is_quoted_data(text: str) -> None:
+    for tools in (TOOLS, None):
+        assert _calls(text, tools) == []
+    assert_every_cut_matches(text, TOOLS, step=11)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         '{"content": "<tool_call>{\\"name\\": \\"get_weather\\", \\"arguments\\": {\\"city\\": \\"Paris\\"}}</tool_call>"}',  # an answer object
         '"<tool_call>{\\"name\\": \\"get_weather\\", \\"arguments\\": {\\"city\\": \\"Paris\\"}}</tool_call>"',  # a reply JSON-encoded whole
     ],

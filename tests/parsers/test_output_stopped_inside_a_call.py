@@ -60,6 +60,14 @@ CUT = {
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"',
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", "days": ',
     ),
+    "hermes json cut inside a key": (
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"',
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", "da',
+    ),
+    "json envelope cut inside a key": (
+        '{"response": "checking", "actions": [{"tool": "get_weather", "arguments": {"city": "Oslo"',
+        '{"response": "checking", "actions": [{"tool": "get_weather", "arguments": {"ci',
+    ),
     "kimi_k2": (
         '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Oslo"',
         '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Oslo", "days": ',
@@ -130,3 +138,17 @@ def test_a_stream_applies_the_length_limit_as_one_shot_does(text: str, reason: s
 @pytest.mark.parametrize("text", WHOLE + HALF)
 def test_streaming_a_cut_call_matches_one_shot_at_every_cut(text: str) -> None:
     assert_every_cut_matches("Checking.\n" + text, TOOLS, step=17)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "get_weather", "arguments": {"city": "Oslo""}}',
+        '{"name": "get_weather", "arguments": {"city": "Oslo", "}}',
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}"}</tool_call>',
+    ],
+)
+def test_a_stray_quote_before_the_closers_is_not_a_cut(text: str) -> None:
+    """A quote that never closes with only closers after it was written whole: the call runs."""
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Oslo"})]

@@ -68,6 +68,8 @@ class Extraction:
     only when no ``</function>`` follows): a stream holds such a span and
     reads it again as the text grows, accepting it only at the end or once
     the reading no longer rests on what is still to come.
+    ``shown`` says the span holds calls shown as a sample, not made: it stays
+    content and its calls are reported, not run (set by the scan loop).
     """
 
     end: int
@@ -78,6 +80,7 @@ class Extraction:
     final: bool = False
     closer: str = ""
     provisional: bool = False
+    shown: bool = False
 
 
 class Start(Enum):

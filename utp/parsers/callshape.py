@@ -270,11 +270,14 @@ def calls_from_value(
     calls and other things is data, not a batch of calls. With ``salvage``
     (the list stands inside a call marker, so the model said these are calls)
     the items that are not calls are reported and their siblings kept: one
-    unreadable call must not cost the ones written well beside it.
+    unreadable call must not cost the ones written well beside it. A
+    ``tool_calls`` key is such a marker written in JSON.
     """
     if (quoted := quoted_calls(value)) is not None:
         value, repairs = quoted, [*(repairs or ()), QUOTED_CALLS]
-    items = value if isinstance(value, list) else _call_list(value) or [value]
+    wrapped = None if isinstance(value, list) else _call_list(value)
+    salvage = salvage or wrapped is not None
+    items = value if isinstance(value, list) else wrapped or [value]
     if not items:
         return None
     items, moved = _names_put_back(items, inside_marker=salvage)
@@ -304,7 +307,7 @@ def calls_from_value(
         if not shaped:
             return calls, diagnostics
     # the cut fell in the last item: the ones before it were written whole
-    whole = [r for r in repairs or () if r not in _CUT_REPAIRS] if truncated else repairs
+    whole = [r for r in repairs or () if r not in CUT_REPAIRS] if truncated else repairs
     for (name, raw_args), item in shaped:
         call_id = item.get("id")
         its_repairs = repairs if item is items[-1] else whole
@@ -362,7 +365,7 @@ def _name_put_back(obj: dict[Any, Any], inside_marker: bool) -> tuple[Any, str |
 
 
 #: the repairs of a cut-off value: they belong to the last item of a list the cut fell in
-_CUT_REPAIRS = frozenset((CLOSED_TRUNCATED, CUT_MID_VALUE))
+CUT_REPAIRS = frozenset((CLOSED_TRUNCATED, CUT_MID_VALUE))
 
 
 #: the keys under which a model asked for a JSON answer writes its whole reply (Ollama's ``format:

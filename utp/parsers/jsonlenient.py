@@ -32,6 +32,8 @@ _COMMENT = re.compile(r"//[^\n]*+|/\*(?:[^*]|\*(?!/))*+\*/")
 _WS_RUN = re.compile(r"[ \t\r\n\u00a0\ufeff]*")
 #: what may follow a value's closing quote: a separator, a closer, the next string (missing comma)
 _VALUE_FOLLOWERS = ',}]"'
+#: what may follow a stray quote that never closes: only closers, so the object was written whole
+_STRAY_QUOTE_TAIL = _WS + "}])"
 #: a double quote with no backslash before it
 _UNESCAPED_QUOTE = re.compile(r'(?<!\\)"')
 #: a ``+`` between a closed string and the next one opening (a long value written as pieces)
@@ -300,9 +302,13 @@ class _LenientReader:
                         self.note(TRAILING_COMMA)
                 expect_key = True
                 continue
+            key_at = self.i
             key, value_starts_here = self.read_key()
-            if key is None:  # a quote that never closes: cut-off output or a stray '"}'
-                self.note(CLOSED_TRUNCATED)
+            if key is None:  # a quote that never closes: a stray '"}', or the output cut inside a key
+                if self.text[key_at + 1 :].strip(_STRAY_QUOTE_TAIL):
+                    self.note_cut_string()  # `"arguments": {"pa`: the rest of the arguments never came
+                else:
+                    self.note(CLOSED_TRUNCATED)
                 return result
             if not expect_key:
                 self.note(MISSING_COMMA)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from utp.parsers.textscan import space_before
+
 #: the colons a lead-in ends with: ASCII's and the full-width one Chinese and Japanese text writes
 LEAD_IN_COLONS = (":", "\uff1a")
 #: the last sentence of a lead-in: from the previous sentence end (a CJK full stop has no blank
@@ -54,3 +56,40 @@ def introduces_a_call(text: str, pos: int) -> bool:
     if lead_in is None or _SAMPLE_WORDS.search(lead_in.group(1)):
         return False
     return _STEP_START.match(lead_in.group(1)) is not None or _SOMEONE_ACTS.search(before) is not None
+
+
+#: words that name what follows as a sample, whatever markup it is written in ("For example:",
+#: "Look at this example:"; Chinese: example, for example, instance, e.g., sample)
+_SAMPLE_NAMED = re.compile(
+    r"\b(?:examples?|for instance|e\.g|samples?)\b|\u793a\u4f8b|\u4f8b\u5982|\u4f8b\u5b50|\u6bd4\u5982|\u6837\u4f8b", re.IGNORECASE
+)
+#: a fence's opening line: three backticks and a label, or none
+_FENCE_OPENING = re.compile(r"[ \t]*+```[\w+.\-]{0,32}+[ \t]*+")
+#: the most of a lead-in line looked at, so a flood of lead-ins stays linear
+_LEAD_IN_REACH = 400
+#: what ends a sentence before the lead-in's (a CJK full stop has no blank after it)
+_SENTENCE_ENDS = (". ", "! ", "? ", "\u3002", "\uff01", "\uff1f")
+
+
+def shown_as_sample(text: str, pos: int) -> bool:
+    """Is the call markup at ``pos`` shown as a sample rather than made?
+
+    It is when the sentence right before it ends in a colon and names an
+    example ("For instance:", "Look at this example:"), the markup following it
+    directly or as the first thing in a fence opened right after it. An answer
+    explaining a format shows ``<function=bash>…rm -rf /…`` that way, and it
+    must not run; an answer that makes its call does not call it an example.
+    Only the lead-in's line is read (at most a few hundred characters), with
+    C-level searches, so a reader may ask at every opener of a flood.
+    """
+    floor = max(0, pos - _LEAD_IN_REACH)
+    back = space_before(text, pos, floor)
+    line_start = text.rfind("\n", floor, back) + 1
+    if _FENCE_OPENING.fullmatch(text, line_start, back) is not None:
+        back = space_before(text, line_start, floor)
+        line_start = text.rfind("\n", floor, back) + 1
+    if back == floor or text[back - 1] not in LEAD_IN_COLONS or (line_start == floor and floor > 0):
+        return False
+    line = text[line_start:back]
+    sentence_start = max(line.rfind(end) + len(end) if end in line else 0 for end in _SENTENCE_ENDS)
+    return _SAMPLE_NAMED.search(line, sentence_start) is not None

@@ -11,12 +11,15 @@ by one-shot parsing (:mod:`utp.parsers.composite`) and streams
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from utp.parsers.callshape import ANSWER_KEYS
 from utp.parsers.base import WORD_CHARACTER, CallFamily, Extraction, ParseContext, Start, Trigger
 from utp.parsers.familykit import clip, cut_by_output_end
 from utp.parsers.jsonrepair import CUT_MID_VALUE
+from utp.parsers.leadins import shown_as_sample
 from utp.parsers.reasoning import call_list_starts, trailing_call_lines
 from utp.parsers.textscan import space_before
 from utp.parsers.triggerscan import Candidate, Scanner, _searcher, family_triggers
@@ -59,6 +62,10 @@ class ScanResult:
     thinking: list[str]
 
 
+#: the characters right before a trigger that may quote it (a code span's backtick, a JSON string's quote)
+_QUOTING = '`"'
+
+
 def in_inline_code(text: str, pos: int, trigger: str) -> bool:
     """A trigger right after one or two backticks is syntax being *shown* (`` `<tool_call>` ``), not used.
 
@@ -73,6 +80,30 @@ def in_inline_code(text: str, pos: int, trigger: str) -> bool:
     return run in (1, 2)
 
 
+#: a JSON member's key and the quote opening its string, right before a trigger
+_OPENS_JSON_MEMBER = re.compile(r'"([A-Za-z_][\w\-]{0,40})"\s*+:\s*+"\Z')
+#: how far back that member's key is looked for
+_MEMBER_REACH = 80
+
+
+def quoted_in_json_member(text: str, pos: int) -> bool:
+    """A trigger opening a JSON member's string (``{"output": "<tool_call>{\"name\": …``) is quoted data.
+
+    A record, a log line or a tool's result quoting a reply holds its markup
+    that way; a reply written as JSON holds it under an answer's key
+    (``{"content": "<tool_call>…"}``), which is the reply itself, so those count.
+    """
+    if pos == 0 or text[pos - 1] != '"':
+        return False
+    member = _OPENS_JSON_MEMBER.search(text, max(0, pos - _MEMBER_REACH), pos)
+    return member is not None and member.group(1) not in ANSWER_KEYS
+
+
+def shown_not_used(text: str, pos: int, trigger: str) -> bool:
+    """Is the trigger at ``pos`` syntax shown in a code span, or quoted in a JSON string? Then no call is here."""
+    return pos > 0 and (in_inline_code(text, pos, trigger) or quoted_in_json_member(text, pos))
+
+
 def try_extract(
     candidates: Sequence[Candidate], text: str, pos: int, ctx: ParseContext, floor: int, heads: bool = False
 ) -> tuple[Extraction | None, list[Diagnostic]]:
@@ -83,7 +114,7 @@ def try_extract(
     A stream does not skip: the head may still be arriving.
     """
     problems: list[Diagnostic] = []
-    if candidates and pos and text[pos - 1] == "`" and in_inline_code(text, pos, candidates[0].trigger):
+    if candidates and pos and text[pos - 1] in _QUOTING and shown_not_used(text, pos, candidates[0].trigger):
         return None, problems
     for cand in candidates:
         if heads and cand.head is not None and cand.head.match(text, pos + len(cand.trigger)) is None:
@@ -119,8 +150,19 @@ def try_extract(
             found.start = floor
         if found.calls and any(CUT_MID_VALUE in call.repairs for call in found.calls):
             _withhold_cut_calls(found, text, pos)
+        if found.calls and shown_as_sample(text, pos):
+            found = _shown(found, text, pos)
         return found, problems
     return None, problems
+
+
+def _shown(found: Extraction, text: str, pos: int) -> Extraction:
+    """The extraction of calls a lead-in shows as an example: their text stays content, each is reported."""
+    diagnostics = [d for d in found.diagnostics if d.kind is not DiagnosticKind.REPAIRED]
+    for call in found.calls:
+        reason = f"{call.format}: a call to {call.name!r} introduced as an example (shown, not run)"
+        diagnostics.append(Diagnostic(DiagnosticKind.SHOWN, reason, clip(call.raw or text[pos:found.end]), call.format, pos))
+    return Extraction(found.end, [], diagnostics, found.start, found.thinking, found.final, found.closer, found.provisional, shown=True)
 
 
 def _withhold_cut_calls(found: Extraction, text: str, pos: int) -> None:
@@ -259,7 +301,8 @@ def _take(result: ScanResult, found: Extraction, at: int) -> None:
     result.diagnostics.extend(found.diagnostics)
     if found.thinking:
         result.thinking.append(found.thinking)
-    result.spans.append((at if found.start is None else found.start, found.end))
+    if not found.shown:  # a sample's text is the answer's
+        result.spans.append((at if found.start is None else found.start, found.end))
 
 
 def _reasoning_block(text: str, at: int, trigger: str, closer: str, scanner: Scanner, ctx: ParseContext, result: ScanResult) -> int:

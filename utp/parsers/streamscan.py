@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from utp.parsers.base import Extraction
-from utp.parsers.scanloop import first_call_at, in_inline_code, spent_by, try_extract, withhold_call_cut_by_limit
+from utp.parsers.scanloop import first_call_at, shown_not_used, spent_by, try_extract, withhold_call_cut_by_limit
 from utp.parsers.streamevents import DiagnosticEvent, StreamEvent
 from utp.parsers.triggerscan import Candidate
 
@@ -189,6 +189,8 @@ class SpanStepper:
                 if call.format is None:
                     call.format = "unknown"
             self._announce(found.calls, found.diagnostics, events, content=True)
+            if found.shown:  # a sample's text is the answer's
+                self._out(text[start : found.end], events)
             self._begin_span()
             self._pos = self._floor = found.end
             self._mode = "content"
@@ -211,7 +213,7 @@ class SpanStepper:
 
     def _decided(self, text: str, start: int, candidates: tuple[Candidate, ...]) -> bool:
         """Would no extraction here ever succeed, whatever follows?"""
-        return in_inline_code(text, start, self._span_trigger) or all(c.family.settled(text, start, c.trigger) for c in candidates)
+        return shown_not_used(text, start, self._span_trigger) or all(c.family.settled(text, start, c.trigger) for c in candidates)
 
     def _held_suffix(self, text: str) -> int:
         """Length of the longest buffer suffix that could begin a trigger.

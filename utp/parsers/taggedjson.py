@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from utp.parsers.base import Extraction
-from utp.parsers.callshape import NAME_KEYS, _CUT_REPAIRS, _short, calls_from_value, skip_ws, unparseable
+from utp.parsers.callshape import NAME_KEYS, CUT_REPAIRS, _short, calls_from_value, skip_ws, unparseable
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED, past_stray_closer
 from utp.parsers.textscan import find_forward
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -192,7 +192,7 @@ class _TaggedJson:
     def _take(self, value: Any, jend: int, repairs: list[str]) -> str:
         """The calls of one value read: keep them and move on, or decide the block ends (or holds none)."""
         text, cursor, family, limit = self.text, self.cursor, self.family, self.limit
-        if self.calls and not _CUT_REPAIRS.isdisjoint(repairs):
+        if self.calls and not CUT_REPAIRS.isdisjoint(repairs):
             # A further value cut off by the end of the output: undecidable, so it is
             # part of this block (reported), never left behind as half a call in prose.
             self.diagnostics.append(Diagnostic(DiagnosticKind.TRUNCATED, f"{family}: output ended inside a call", _short(text[cursor:limit]), family, cursor))

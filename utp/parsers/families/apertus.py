@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
-from utp.parsers.callshape import build_call, skip_ws, split_call_object
+from utp.parsers.callshape import CUT_REPAIRS, build_call, skip_ws, split_call_object
 from utp.parsers.familykit import clip, closer_bound, read_json_at, still_quoting, unreadable
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED
 from utp.parsers.textscan import find_forward
@@ -79,6 +79,7 @@ class ApertusFamily(CallFamily):
     def _calls(self, value: Any, raw: str, repairs: list[str], offset: int) -> tuple[list[ToolCall], list[Diagnostic]]:
         items = value if isinstance(value, list) else [value]
         truncated = CLOSED_TRUNCATED in repairs
+        whole = [r for r in repairs if r not in CUT_REPAIRS]  # the cut fell in the last item: the ones before were written whole
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
         for index, item in enumerate(items):
@@ -90,7 +91,7 @@ class ApertusFamily(CallFamily):
                 else:
                     diagnostics.append(Diagnostic(DiagnosticKind.UNPARSEABLE, f"{self.name}: item {index} is not {{\"NAME\": {{arguments}}}}", clip(raw), self.name, offset))
                 continue
-            call, found = build_call(shaped[0], shaped[1], self.name, raw, repairs)
+            call, found = build_call(shaped[0], shaped[1], self.name, raw, repairs if last else whole)
             diagnostics.extend(found)
             if call is not None:
                 calls.append(call)

@@ -32,7 +32,7 @@ from utp.parsers.familykit import closer_bound, json_arguments_before, make_call
 from utp.parsers.textscan import find_forward, skip_space
 from utp.types import Diagnostic, ToolCall
 
-from utp.parsers.families.qwen3_coder import MAX_NAME, name_settled, read_name
+from utp.parsers.qwen3markup import MAX_NAME, name_settled, read_name
 
 FUNCTION, FUNCTION_END = "<function=", "</function>"
 #: the closer without its slash, as small models write it

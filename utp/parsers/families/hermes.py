@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
-from utp.parsers.callshape import ANNOUNCED_CALL, ANSWER_KEYS, NAME_KEYS, announced_call_arguments, build_call, calls_from_value, repaired_diagnostics, split_call_object, unparseable
+from utp.parsers.callshape import ANNOUNCED_CALL, NAME_KEYS, announced_call_arguments, build_call, calls_from_value, repaired_diagnostics, split_call_object, unparseable
 from utp.parsers.elements import ARGUMENT_ELEMENTS, NAME_ELEMENTS, named_element_call
 from utp.parsers.hermesbodies import PYTHON_CALL_HEAD, named_element_body, python_body
 from utp.parsers.taggedjson import salvage_list, valid_json_before
@@ -74,9 +74,6 @@ _NAME_KEY_TEXT = re.compile(_NAME_WORD)
 _QUOTED_NAME_KEY = re.compile(r'(?:name|tool|function)[^"\n]{0,40}"\s*:')
 #: a call object cut right after its name key: ``{"name": `` and nothing more (the value never began)
 _CUT_BEFORE_NAME = re.compile(r'\{\s*+"(?:' + "|".join(NAME_KEYS) + r')"\s*+:\s*+')
-#: a JSON member's key and the quote opening its string, right before a tag: the tag is quoted in data
-#: (a record's ``"output"``), unless the key is an answer's (``{"content": "<tool_call>…"}`` is a reply)
-_OPENS_JSON_MEMBER = re.compile(r'"([A-Za-z_][\w\-]{0,40})"\s*+:\s*+"\Z')
 #: ```` ```json ```` (any label, or none) and its line break, then the JSON: a call tag around a
 #: fenced block (the closing fence is stray text before the closer, which the block absorbs)
 _FENCE_OPENER = re.compile(r"```[\w\-]{0,40}[ \t]*\r?\n\s*(?=[{\[])")
@@ -135,8 +132,6 @@ class HermesFamily(CallFamily):
     summary = '<tool_call>{"name": ..., "arguments": {...}}</tool_call> (also <tools>, <function_call>, <tool_use>)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        if (member := _OPENS_JSON_MEMBER.search(text, max(0, pos - 80), pos)) is not None and member.group(1) not in ANSWER_KEYS:
-            return None  # the tag opens a JSON member's string (``{"output": "<tool_call>{\"name\": …``): quoted data
         if trigger in _NAMED_OPENERS:
             return self._named_by_attribute(text, pos)
         tag = trigger[1:-1]
@@ -161,10 +156,13 @@ class HermesFamily(CallFamily):
             return self._name_then_json(text, pos, line, limit, close, trigger, closer, ctx)
         if PYTHON_CALL_HEAD.match(text, cursor) is not None:
             return python_body(self.name, text, pos, cursor, close, trigger, closer, strong, ctx)
-        if strong and (command := attribute_call(text, cursor, limit, ctx)) is not None:  # ``shell command="date" />``
-            end = close + len(closer) if close >= 0 else len(text)
+        reopened = find_forward(text, trigger, cursor) if strong else -1
+        bound = reopened if 0 <= reopened < limit else limit  # the tag written again starts the next call
+        if strong and (command := attribute_call(text, cursor, bound, ctx)) is not None:  # ``shell command="date" />``
+            end = bound if bound < limit else close + len(closer) if close >= 0 else len(text)
+            repairs = ["arguments written as attributes"] + ([f"missing {closer} before the next call"] if bound < limit else [])
             diagnostics: list[Diagnostic] = []
-            call = make_call(self.name, command[0], command[1], text[pos:end], pos, ["arguments written as attributes"], diagnostics)
+            call = make_call(self.name, command[0], command[1], text[pos:end], pos, repairs, diagnostics)
             return Extraction(end, [call], diagnostics)
         return None
 
