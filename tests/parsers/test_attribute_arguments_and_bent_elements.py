@@ -117,6 +117,26 @@ def test_bent_elements_that_are_no_call(text: str) -> None:
     assert _calls(text) == []
 
 
+@pytest.mark.parametrize("element", ["function", "name"])
+@pytest.mark.parametrize("tools", [TOOLS, None])
+def test_glm_name_written_in_an_element_of_its_own(element: str, tools: list | None) -> None:
+    """A vLLM fallback's test: GLM pairs after a Hermes-style ``<function>NAME</function>`` (was no call)."""
+    text = (
+        f"<tool_call>\n<{element}>fs.write</{element}>\n<arg_key>path</arg_key>\n<arg_value>/tmp/t.py</arg_value>\n"
+        '<arg_key>content</arg_key>\n<arg_value>\nprint("hello")\n</arg_value>\n</tool_call>'
+    )
+    result = parse_response(text, tools=tools)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [("fs.write", {"path": "/tmp/t.py", "content": 'print("hello")'})]
+    assert result.tool_calls[0].repairs == ["the name written in an element of its own"]
+    assert_every_cut_matches(text, tools, step=9)
+
+
+def test_a_hermes_name_element_with_its_arguments_element_is_still_hermes() -> None:
+    text = '<tool_call><function>fs.write</function><arguments>{"path": "a", "content": "b"}</arguments></tool_call>'
+    result = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments, c.format) for c in result.tool_calls] == [("fs.write", {"path": "a", "content": "b"}, "hermes")]
+
+
 # --------------------------------------------------------------------------- FunctionGemma's missing ','
 
 

@@ -47,6 +47,9 @@ def test_valid_json_has_no_repairs() -> None:
         ('[{"name": "f", "arguments": {"a": 1}]', [{"name": "f", "arguments": {"a": 1}}], jr.MISSING_CLOSER),
         ('{"paths": ["a", "b"}', {"paths": ["a", "b"]}, jr.MISSING_CLOSER),
         ("[{'name': 'f', 'args': {'a': [1, 2}]", [{"name": "f", "args": {"a": [1, 2]}}], jr.MISSING_CLOSER),
+        # a list item's closer left out before the next item (netdata's recorded agent__batch reply)
+        ('{"calls": [{"id": "1", "p": {"q": "a"}, {"id": "2", "p": {"q": "b"}}]}', {"calls": [{"id": "1", "p": {"q": "a"}}, {"id": "2", "p": {"q": "b"}}]}, jr.MISSING_CLOSER),
+        ('[{"a": 1, {"b": 2}]', [{"a": 1}, {"b": 2}], jr.MISSING_CLOSER),
     ],
 )
 def test_each_repair_is_named(text: str, expected: object, repair: str) -> None:
@@ -64,6 +67,12 @@ def test_each_repair_is_named(text: str, expected: object, repair: str) -> None:
 )
 def test_comment_markers_inside_strings_are_text(text: str, expected: object) -> None:
     assert loads_lenient(text) == (expected, [])
+
+
+def test_an_object_opening_where_a_key_belongs_outside_a_list_is_not_read() -> None:
+    """Only a list has a next item for the object to have ended before."""
+    with pytest.raises(ValueError):
+        loads_lenient('{"a": {"b": 1, {"c": 2}}}')
 
 
 def test_a_block_comment_that_never_closes_is_no_comment() -> None:

@@ -14,6 +14,8 @@ Each with what must stay data, code or prose.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from utp.parsers import parse_response
@@ -332,3 +334,39 @@ def test_any_familys_markup_opening_a_json_members_string_is_quoted_data(text: s
 )
 def test_a_call_tag_in_a_reply_written_as_json_is_still_a_call(text: str) -> None:
     assert _calls(text) == [("get_weather", {"city": "Paris"})]
+
+
+# --------------------------------------------------------------------------- a call to a dispatcher naming the tool
+
+SHELL = Tool("shell", parameters={"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # wazir's recorded Gemma 4 reply: its protocol calls "tool" with the tool's name and input
+        '<|tool_call>call:tool{tool:<|"|>shell<|"|>,input:{command:<|"|>mkdir -p out<|"|>}}<tool_call|>',
+        '<tool_call>{"name": "tool", "arguments": {"tool": "shell", "input": {"command": "mkdir -p out"}}}</tool_call>',
+        '<tool_call>{"name": "run", "arguments": {"name": "shell", "command": "mkdir -p out"}}</tool_call>',
+    ],
+)
+def test_a_call_to_a_dispatcher_naming_an_offered_tool_is_that_tools_call(text: str) -> None:
+    parsed = parse_response(text, tools=[SHELL])
+    assert [(c.name, c.arguments, c.known) for c in parsed.tool_calls] == [("shell", {"command": "mkdir -p out"}, True)]
+    assert "names 'shell' in its arguments" in parsed.tool_calls[0].repairs[-1]
+    assert_every_cut_matches(text, [SHELL], step=9)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"tool": "nope", "input": {"command": "x"}},  # no such tool
+        {"tool": "shell", "input": {"cmd": "x"}},  # not its parameter
+        {"tool": "shell", "command": "x", "cwd": "/"},  # not all its parameters
+        {"tool": "shell"},  # its required argument missing
+    ],
+)
+def test_a_dispatcher_call_that_does_not_fit_the_named_tool_stays_unknown(arguments: dict) -> None:
+    text = f'<tool_call>{{"name": "tool", "arguments": {json.dumps(arguments)}}}</tool_call>'
+    (call,) = parse_response(text, tools=[SHELL]).tool_calls
+    assert (call.name, call.arguments, call.known) == ("tool", arguments, False)

@@ -142,6 +142,8 @@ _CHILD_ARGS = re.compile(r"\s*<(" + "|".join(ARGUMENT_ELEMENTS) + r")>", re.S)
 _BENT_NAME = re.compile(r"\s*<(" + "|".join(NAME_ELEMENTS) + r")=\s*([^<>\n]{1,200}?)\s*(?:</\1>|>)")
 #: the repair such a name records
 BENT_NAME_ELEMENT = "name element written as <name=NAME>"
+#: GLM's key/value pairs after the name element: another family's body
+_KEY_VALUE_PAIRS = re.compile(r"\s*+<arg_key>")
 
 
 def named_element_call(text: str, cursor: int, limit: int, body_end: int) -> tuple[str, Any, list[str]] | None:
@@ -159,6 +161,8 @@ def named_element_call(text: str, cursor: int, limit: int, body_end: int) -> tup
     name, at = named.group(2).strip(), named.end()
     args_open = _CHILD_ARGS.match(text, at, limit)
     if args_open is None:
+        if _KEY_VALUE_PAIRS.match(text, at, limit) is not None:
+            return None  # GLM's ``<arg_key>k</arg_key><arg_value>v</arg_value>`` pairs: the glm family's call
         elements = child_elements(text[at:body_end])
         if elements is None:
             raise ValueError(f"arguments of {name!r} are not whole elements")

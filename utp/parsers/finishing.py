@@ -53,6 +53,8 @@ def check_names(calls: list[ToolCall], ctx: ParseContext, diagnostics: list[Diag
 def check_name(call: ToolCall, ctx: ParseContext, diagnostics: list[Diagnostic]) -> ToolCall:
     """One call's name resolved (corrected, or flagged unknown) and a known tool's arguments unwrapped."""
     match = resolve_name(call.name, ctx)
+    if not match.known and dispatched(call, ctx, diagnostics):
+        match = resolve_name(call.name, ctx)
     call.known = match.known
     if match.how in ("normalized", "corrected"):
         note = f"tool name {call.name!r} -> {match.name!r}"
@@ -79,6 +81,36 @@ def check_name(call: ToolCall, ctx: ParseContext, diagnostics: list[Diagnostic])
             )
         )
     return call
+
+
+#: the argument a call to a generic dispatcher names the real tool with (``call:tool{tool: "shell", …}``)
+_DISPATCH_NAME_KEYS = ("tool", "tool_name", "name", "function")
+
+
+def dispatched(call: ToolCall, ctx: ParseContext, diagnostics: list[Diagnostic]) -> bool:
+    """A call to a name no tool has, whose arguments name an offered tool and hold its arguments, is that tool's call.
+
+    A model that knows only that it calls "a tool" writes ``tool{tool: "shell",
+    input: {"command": "ls"}}`` (a Gemma 4 call through a wrapper's protocol) or
+    ``run{name: "shell", command: "ls"}``. The inner name must be an offered
+    tool's as written and every inner argument one of its parameters, so a
+    misspelt tool with a ``name`` parameter stays as it is.
+    """
+    arguments = call.arguments
+    key = next((k for k in _DISPATCH_NAME_KEYS if type(arguments.get(k)) is str), None)
+    tool = ctx.tool(arguments[key]) if key is not None else None
+    if tool is None:
+        return False
+    rest = {k: v for k, v in arguments.items() if k != key}
+    if len(rest) == 1 and next(iter(rest)) in _WRAPPING_KEYS and isinstance(next(iter(rest.values())), dict):
+        rest = next(iter(rest.values()))
+    if not set(rest) <= tool.properties.keys() or (not rest and tool.required):
+        return False
+    note = f"the call to {call.name!r} names {tool.name!r} in its arguments: read as that tool's call"
+    call.name, call.arguments = tool.name, rest
+    call.repairs.append(note)
+    diagnostics.append(Diagnostic(DiagnosticKind.REPAIRED, note, call.name, call.format))
+    return True
 
 
 #: the one argument some models put all arguments under (DeepSeek V3.2 ``arguments``/``input``,

@@ -71,6 +71,8 @@ class _LenientReader:
         #: containers open around the one being read: a closer of an enclosing kind ends this one
         self.lists_open = 0
         self.objects_open = 0
+        #: the kinds of the containers being read, innermost last (``{`` or ``[``)
+        self.open_kinds: list[str] = []
 
     # -- helpers
 
@@ -119,16 +121,20 @@ class _LenientReader:
         ch = self.peek()
         if ch == "{":
             self.objects_open += 1
+            self.open_kinds.append("{")
             try:
                 return self.read_object()
             finally:
                 self.objects_open -= 1
+                self.open_kinds.pop()
         if ch == "[":
             self.lists_open += 1
+            self.open_kinds.append("[")
             try:
                 return self.read_array()
             finally:
                 self.lists_open -= 1
+                self.open_kinds.pop()
         if ch == '"' or ch == "'":
             return self.read_string()
         if ch == "(" and (self.lists_open or self.objects_open):
@@ -295,11 +301,17 @@ class _LenientReader:
                 self.note(MISSING_CLOSER)
                 return result  # the enclosing list's closer: this object's was left out
             if ch == ",":
+                comma = self.i
                 self.i += 1
                 self.skip_ws()
                 if self.peek() in ("}", ""):
                     if self.peek() == "}":
                         self.note(TRAILING_COMMA)
+                elif self.peek() == "{" and self.open_kinds[-2:-1] == ["["]:
+                    # ``[{"id": 1, "p": {…}, {"id": 2, …}]``: the item's closer was left out before the next item
+                    self.note(MISSING_CLOSER)
+                    self.i = comma
+                    return result
                 expect_key = True
                 continue
             key_at = self.i

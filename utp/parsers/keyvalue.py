@@ -221,6 +221,26 @@ def _closer_dropped_at(text: str, value_start: int, value_end: int, syntax: KeyV
     return stop if stop != -1 and text.find(syntax.open, value_start, stop) == -1 else -1
 
 
+#: the opening of an element a name may be written in, before the first key (a model mixing in
+#: Hermes-style markup): ``<function>bash</function>``, ``<name>bash</name>``
+NAME_ELEMENT_HEAD = r"\s*+<(?:function|name|tool_name|function_name)>"
+_NAME_ELEMENT = re.compile(r"\s*+<(?P<tag>function|name|tool_name|function_name)>\s*+(?P<name>[^\s<>{}\[\]\"']{1,256}+)\s*+</(?P=tag)>\s*+")
+#: the repair that says so
+NAME_AS_ELEMENT = "the name written in an element of its own"
+
+
+def _read_name(text: str, at: int, syntax: KeyValueSyntax, repairs: list[str]) -> tuple[str, int] | None:
+    """The call's name after its opener at ``at`` and where it ends: bare, or written in an element of its own."""
+    match = syntax.name.match(text, at)
+    if match is not None:
+        return match.group(1).strip(), match.end()
+    match = _NAME_ELEMENT.match(text, at)
+    if match is None or not text.startswith((syntax.key, syntax.close), match.end()):
+        return None
+    repairs.append(NAME_AS_ELEMENT)  # ``<tool_call><function>bash</function><arg_key>…``
+    return match.group("name"), match.end()
+
+
 def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syntax: KeyValueSyntax) -> Extraction | None:
     """The call whose opener is at ``pos``: ``OPEN NAME (KEY k KEY_END [TYPE t TYPE_END] VALUE v VALUE_END)* CLOSE``.
 
@@ -232,17 +252,16 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
     repaired at the next tag: a value ends there and a key with no value is
     dropped. In every dialect the next call's opener ends this call.
     """
-    match = syntax.name.match(text, pos + len(syntax.open))
-    if match is None:
+    repairs: list[str] = []
+    named = _read_name(text, pos + len(syntax.open), syntax, repairs)
+    if named is None:
         return None
-    name = match.group(1).strip()
+    name, cursor = named
     tool = ctx.tool(name)
-    if tool is None and _words_not_a_name(name, text, match.end(), syntax, ctx):
+    if tool is None and _words_not_a_name(name, text, cursor, syntax, ctx):
         return None  # "<tool_call>not valid json</tool_call>": words, not a name (a spaced one must be offered or take arguments)
     arguments: dict[str, Any] = {}
-    repairs: list[str] = []
     diagnostics: list[Diagnostic] = []
-    cursor = match.end()
     after_value = False
     final = True
     provisional = False  # a value ended where its closer is missing, resting on none coming later
@@ -365,7 +384,8 @@ def cut_in_name(text: str, body: int, syntax: KeyValueSyntax) -> bool:
     return ends_inside(text, cursor, syntax.key, syntax.close, syntax.separator)
 
 
-#: a bare name's first character after a call opener (the default scan lookahead)
-_NAME_HEAD = r"""\s*+[^\s<>{}\[\]"']"""
+#: a bare name's first character after a call opener, or the element a name may be written in (the
+#: default scan lookahead)
+_NAME_HEAD = r"""\s*+[^\s<>{}\[\]"']|""" + NAME_ELEMENT_HEAD
 #: a call's bare name as far as it was written (then a tag may be cut: ``<tool_call>get_time\n</tool``)
 _NAME_SO_FAR = re.compile(r"""\s*+[^\s<>{}\[\]"']{0,256}+\s*+""")

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from utp.parsers.base import Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.callshape import ANNOUNCED_CALL, announced_call_arguments
 from utp.parsers.familykit import clip, ended_before, make_call, read_json_at, unreadable
-from utp.parsers.keyvalue import KeyValueFamily, KeyValueSyntax, name_pattern, render_key_value
+from utp.parsers.keyvalue import NAME_ELEMENT_HEAD, KeyValueFamily, KeyValueSyntax, name_pattern, render_key_value
 from utp.parsers.nestedelements import ElementMarkup, ElementsBroken, ElementsCut, as_object, read_elements
 from utp.parsers.reasoning import call_list_starts
 from utp.parsers.textscan import find_forward, skip_space
@@ -65,6 +65,8 @@ _STRAY_AFTER_NAME = re.compile(
 )
 #: a bare name's first character (what a damaged name line starts with too)
 _NAME_START = re.compile(r"""[ \t]*+[^\s<>{}\[\]"']""")
+#: the name written in an element of its own (``<function>bash</function>`` then the pairs)
+_NAME_ELEMENT_START = re.compile(NAME_ELEMENT_HEAD)
 #: the name, then an element named by a key (``get_weather<city>``): the key in group 2
 #: the name, then a first argument element whose value is written as an attribute's: ``NAME<city="``
 _NAME_THEN_BENT = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{1,256}+)\s*+(?=<[A-Za-z_][\w.\-]{0,255}+=")""")
@@ -83,7 +85,7 @@ class GlmFamily(KeyValueFamily):
     #: between qwen3_coder and hermes on the shared <tool_call>
     priority = 65
     #: the bare name's first character (scan lookahead)
-    declared_triggers = static_triggers((GROUP_OPEN, OPEN), {OPEN: r"[ \t]*[^\s<>{}\[\]\"']", GROUP_OPEN: _GROUP_HEAD})
+    declared_triggers = static_triggers((GROUP_OPEN, OPEN), {OPEN: r"[ \t]*[^\s<>{}\[\]\"']|" + NAME_ELEMENT_HEAD, GROUP_OPEN: _GROUP_HEAD})
     aliases = ("glm4", "glm45", "glm47", "glm4_moe", "hunyuan_v3", "hy_v3")
     summary = "GLM-4.5+: <tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> (Hunyuan: NAME<tool_sep>, in <tool_calls>)"
 
@@ -120,7 +122,7 @@ class GlmFamily(KeyValueFamily):
 
     def read_call(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """A call; failing that, one whose name line is damaged (see the module docstring)."""
-        if _NAME_START.match(text, pos + len(OPEN)) is None:
+        if _NAME_START.match(text, pos + len(OPEN)) is None and _NAME_ELEMENT_START.match(text, pos + len(OPEN)) is None:
             return None  # a JSON or element body: another family's (the name pattern needs this start too)
         found = super().read_call(text, pos, ctx)
         if found is not None:
