@@ -226,6 +226,16 @@ def test_a_flat_call_whose_tool_declares_content(text: str) -> None:
     assert _calls(text) == [("fs.write", {"path": "test.md", "content": "test"})]
 
 
+@pytest.mark.parametrize("kind", ['"action":"tool"', '"action":"tool_call"', '"type":"function"'])
+def test_a_flat_calls_kind_beside_its_name_is_no_argument(kind: str) -> None:
+    """wazir's protocol: ``{"action": "tool", "tool": "glob", …}`` (the kind was read as an argument: no call)."""
+    assert _calls('{' + kind + ',"tool":"fs.write","path":"test.md","content":"test"}') == [("fs.write", {"path": "test.md", "content": "test"})]
+
+
+def test_an_action_that_is_no_tool_call_keeps_the_object_data() -> None:
+    assert _calls('{"action":"plan","tool":"fs.write","path":"test.md","content":"test"}') == []
+
+
 @pytest.mark.parametrize(
     "text",
     [

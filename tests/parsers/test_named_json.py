@@ -52,6 +52,8 @@ POSITIVE = {
         '[ACTION] {"action": "get_weather", "action_variables": {"city": "Oslo"}}',
         [("get_weather", {"city": "Oslo"}, "json")],
     ),
+    # a Go agent's recovery test: the call after the sentence on its line, ending the answer
+    "after a sentence on its own line": ('The code is already correct. get_weather{"city": "Oslo"}', [("get_weather", {"city": "Oslo"}, "named_json")]),
     "arguments under an arguments-like key, mid-sentence": (
         'I will call {"tool": "get_weather", "tool_params": {"city": "Oslo"}} now.',
         [("get_weather", {"city": "Oslo"}, "json")],
@@ -62,6 +64,9 @@ NEGATIVE = {
     "inside a sentence": 'Use get_weather {"city": "Oslo"} to look it up.',
     "prose after an unmarked line": 'get_weather {"city": "Oslo"}\nThat is the call I would make.',
     "text after the object on its line": 'get_weather {"city": "Oslo"} returns the forecast',
+    "after a sentence on its line, prose after": 'It is correct. get_weather {"city": "Oslo"}\nThat is the call.',
+    "after a sentence on its line, words after": 'It is correct. get_weather {"city": "Oslo"} and more.',
+    "after code on its line": 'x = 1. get_weather {"city": "Oslo"}',
     "after a label, prose after": 'Example: get_weather {"city": "Oslo"}\nThat is how it looks.',
     "a fenced object after naming prose, prose after": 'I will use the get_weather tool.\n\n```json\n{"city": "Oslo"}\n```\nThen more.',
     "a key the tool does not declare": 'get_weather {"town": "Oslo"}',

@@ -71,6 +71,12 @@ def flat_calls(value: object, family: str, raw: str, repairs: list[str], ctx: Pa
     return (calls, diagnostics) if calls else None
 
 
+#: a key and value by which the object says what it is (wazir's ``{"action": "tool", "tool": "glob", …}``):
+#: its kind, not an argument, unless the tool declares that key
+_KIND_KEYS = frozenset({"action", "type"})
+_KIND_WORDS = frozenset({"tool", "call", "tool_call", "function", "function_call", "tool_use"})
+
+
 def _name_under(item: dict, key: str) -> str | None:
     """The tool name under ``key``: a string, or an object holding only that name (``{"name": NAME}``)."""
     value = item.get(key)
@@ -90,7 +96,10 @@ def _flat_call(item: object, ctx: ParseContext, inline: bool) -> tuple[str, obje
     tool = ctx.tool(resolved.name) if resolved.known else None
     if tool is None:
         return None
-    arguments = {key: val for key, val in item.items() if key != name_key and key not in FLAT_BESIDE}
+    arguments = {
+        key: val for key, val in item.items()
+        if key != name_key and key not in FLAT_BESIDE and not (key in _KIND_KEYS and type(val) is str and val in _KIND_WORDS and key not in tool.properties)
+    }
     if arguments.keys() & _RESULT_KEYS and (name_key == "name" or not set(arguments) <= set(tool.properties)):
         # ``{"name": "f", "content": ...}`` is how results are fed back: a made-up result, not a call (under another
         # name key, a ``content`` the tool declares is its argument: ``{"tool": "fs.write", "path": …, "content": …}``)

@@ -11,7 +11,8 @@ only where it cannot be prose:
   one, or an at-word a client's prompt asks for, ``@tool``; a ```` ```tool ````
   fence's opening line marks the lines in it),
   a short label ending in ``:`` ("Action:", "TOOL_CALL:") and Markdown bold;
-  an optional ``:`` and blanks stand between it and the object;
+  or it follows a sentence on its line ("It is correct. str_replace{…}"),
+  unmarked; an optional ``:`` and blanks stand between it and the object;
 * the object is valid JSON as written, every key one of that tool's declared
   parameters (an empty object only for a tool that declares none);
 * nothing but blanks and a bracketed marker follows the object on its line;
@@ -46,6 +47,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigge
 from utp.parsers.familykit import BRACKET_MARKER, declares_all, make_call, read_json_at
 from utp.parsers.jsonrepair import scan_json_value, strict_json_at
 from utp.parsers.names import tool_named_before
+from utp.parsers.reasoning import opens_line_after_sentence
 from utp.parsers.textscan import search_forward, skip_space
 from utp.types import Diagnostic, Tool, ToolCall
 
@@ -261,8 +263,8 @@ def _line_start(text: str, pos: int) -> bool | None:
     if newline < 0 and low > 0:
         return None  # a longer line: the name is inside it
     prefix = _LINE_PREFIX.fullmatch(text, newline + 1, pos)
-    if prefix is None:
-        return None
+    if prefix is None:  # after a sentence on its line ("It is correct. str_replace{…}"): unmarked
+        return False if opens_line_after_sentence(text, pos) else None
     if prefix.group(1) is not None:
         return True
     if newline <= 0 or prefix.end() > prefix.start() and text[newline + 1 : pos].strip():
