@@ -261,7 +261,16 @@ def _cpu(text: str) -> float:
     return min(times)
 
 
-@pytest.mark.parametrize("unit", ["<tool_call>fs.read{", '<tool_invocation name="generate_image" arguments={', '<tool name="x" arguments={"a": "'])
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "<tool_call>fs.read{",
+        '<tool_invocation name="generate_image" arguments={',
+        '<tool name="x" arguments={"a": "',
+        # a call line under a call whose parenthesis never closes: its scan stops at the tag written again
+        "<tool_call>f(a=1)\nx(",
+    ],
+)
 def test_a_flood_of_unfinished_openers_is_read_in_linear_time(unit: str) -> None:
     """Eight times the text costs about eight times the time (a read to the end at each opener: sixty-four)."""
     small, large = unit * (32_768 // len(unit)), unit * (262_144 // len(unit))

@@ -279,7 +279,25 @@ def test_gemmas_tool_code_convention_written_as_a_tag(text: str) -> None:
     assert_every_cut_matches(text, [CALCULATOR], step=9)
 
 
-@pytest.mark.parametrize("text", ["<tool_code>print(1 + 2)</tool_code>", "Put code in a <tool_code> tag.", "<tool_code>x = 5</tool_code>"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Gemini's tool_code: each call printed on a line of its own (a recorded Gemini reply left the tag open)
+        '<tool_code>\nprint(default_api.calculator(expression="5 + 5"))\nprint(default_api.database.ping())\n</tool_code>',
+        '<tool_code>\nprint(default_api.calculator(expression="5 + 5"))\nprint(default_api.database.ping())\n',
+        '<tool_call>\ncalculator(expression="5 + 5")\ndatabase.ping()\n</tool_call>',
+    ],
+)
+def test_calls_on_lines_of_their_own_in_one_tag_are_all_read(text: str) -> None:
+    """The print around each call hid an offered name from the weak tag; a second line was dropped unread."""
+    assert calls(text, [CALCULATOR, PING]) == [("calculator", {"expression": "5 + 5"}), ("database.ping", {})]
+    assert_every_cut_matches(text, [CALCULATOR, PING], step=9)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["<tool_code>print(1 + 2)</tool_code>", "Put code in a <tool_code> tag.", "<tool_code>x = 5</tool_code>", "<tool_code>print(nope())</tool_code>"],
+)
 def test_code_in_a_tool_code_tag_that_calls_no_offered_tool_stays_content(text: str) -> None:
     parsed = parse_response(text, tools=[CALCULATOR])
     assert parsed.tool_calls == [] and parsed.content == text

@@ -35,6 +35,8 @@ POSITIVE = {
     "AutoGPT's reply: thoughts, then the command": ('{"thoughts": {"text": "t", "plan": "p"}, "command": {"name": "search", "args": {"q": "x"}}}', [("search", {"q": "x"})]),
     "an agent's action alone, naming an offered tool": ('{"action": "search"}', [("search", {})]),
     "call lists one after another": (f"[{OSLO}][{FIND}]", [("get_weather", {"city": "Oslo"}), ("search", {"q": "x"})]),
+    # a schema-forced reply (qwen2.5-coder in a NetBeans plugin): what it says to the user beside the call
+    "a message beside the name and its arguments": ('{"message": "", "tool_name": "search", "tool_arguments": {"q": "x"}}', [("search", {"q": "x"})]),
     "one unreadable call in a list": (f'[{OSLO}, {{"name": "search", "arguments": {{"q": "x"]}}]', [("get_weather", {"city": "Oslo"})]),
 }
 
@@ -48,6 +50,10 @@ NEGATIVE = {
     "flat, after an observation": 'Observation: {"name": "search", "q": "x"}',
     "flat, mid-sentence": 'The record {"name": "get_weather", "city": "Oslo"} is data.',
     "thoughts and an answer, no command": '{"thoughts": {"text": "I know it"}, "answer": "42"}',
+    "a message beside a name, no arguments key": '{"message": "done", "name": "search"}',
+    "a made-up result: a name and its content": '{"name": "search", "content": "3 results"}',
+    # qwen2.5-coder-1.5b, recorded: the call and the result it made up for it in one object
+    "a made-up result beside the call": '{"name": "search", "arguments": {"q": "x"}, "content": {"status": "done", "hits": 3}}',
     "an agent's action naming no offered tool": '{"action": "dance"}',
     "plan of data": '{"data": [{"name": "Oslo", "population": 700000}]}',
     "plan naming a tool not offered": '{"plan": [{"name": "delete_all", "arguments": {}}]}',

@@ -25,12 +25,17 @@ _META_KEYS = {"id", "type", "index", "call_id", "tool_call_id"}
 #: the model's reasoning written into the call object (ReAct-style JSON agents): beside a name and
 #: its arguments it is still a call; beside a name alone it may be any object, so it is not
 THOUGHT_KEYS = frozenset({"thought", "thoughts", "reasoning"})
+#: what the model says to the user beside a call it makes (a schema that forces
+#: ``{"message", "tool_name", "tool_arguments"}``): with an arguments key, and as text, it is still a call
+_MESSAGE_KEYS = frozenset({"message", "content", "response", "text", "answer"})
 #: what may sit beside a flat call's name and arguments (``{"name": "f", "id": 1, "a": 2}``)
 FLAT_BESIDE = frozenset(_META_KEYS | THOUGHT_KEYS)
 #: which MCP server the tool lives on: camel-ai's MCP agent writes ``server_idx`` before ``tool_name``
 #: and ``tool_args``; routing, not an argument, so it may sit beside them as the ids do
 ROUTING_KEYS = frozenset({"server_idx", "server_id", "server_name"})
 _META_KEYS |= ROUTING_KEYS
+#: what may sit beside a name and an arguments key
+_BESIDE_NAME_AND_ARGUMENTS = frozenset(_META_KEYS | THOUGHT_KEYS | _MESSAGE_KEYS)
 #: the keys that make an object a JSON Schema rather than argument values
 _SCHEMA_KEYS = frozenset({"type", "properties", "required", "$schema"})
 #: ``"type"`` values by which an object says it is a call: then a name alone is a call without arguments
@@ -133,10 +138,12 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
         return None
     arg_keys = [keys[k] for k in ARG_KEYS if k in keys]
     arg_key = _arguments_key(obj, arg_keys)
-    beside = _META_KEYS | THOUGHT_KEYS if arg_keys else _META_KEYS
+    beside = _BESIDE_NAME_AND_ARGUMENTS if arg_keys else _META_KEYS
     for norm in keys:
         if norm not in beside and keys[norm] is not name_key and keys[norm] not in arg_keys and not _says_call(norm, obj[keys[norm]]):
             return None
+        if norm in _MESSAGE_KEYS and type(obj[keys[norm]]) is not str:
+            return None  # ``"content": {"status": …}`` beside the call: a result the model made up, not words to the user
     if arg_key is None and arg_keys:
         return None  # two argument keys holding different values: which one the model meant is a guess
     if arg_key is None:

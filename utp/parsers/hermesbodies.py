@@ -35,7 +35,7 @@ def python_body(family: str, text: str, pos: int, cursor: int, close: int, opene
     """
     head = PYTHON_CALL_HEAD.match(text, cursor)
     assert head is not None
-    name = head.group(1)
+    name = _called_name(text, head)
     if not strong and not names_offered_tool(name, ctx):
         return None
     call_end = bracket_end(text, head.end() - 1, MAX_SPAN)
@@ -43,6 +43,7 @@ def python_body(family: str, text: str, pos: int, cursor: int, close: int, opene
         end = close + len(closer) if close >= 0 else len(text)
         kind = DiagnosticKind.TRUNCATED if close < 0 and call_end == -1 else DiagnosticKind.UNPARSEABLE
         return unreadable(family, text, pos, end, f"call to {name!r} is not closed", kind=kind)
+    call_end, one_per_line, line_open = _more_call_lines(text, call_end, close, opener)
     after = skip_space(text, call_end, len(text))
     if text.startswith(closer, after):
         end, final, pending = after + len(closer), True, ""
@@ -51,13 +52,49 @@ def python_body(family: str, text: str, pos: int, cursor: int, close: int, opene
     else:
         end, final, pending = call_end, False, closer
     try:
-        raws, repairs, failures = read_calls(text[cursor:call_end], lenient=any_name if strong else (lambda n: names_offered_tool(n, ctx)))
+        raws, repairs, failures = read_calls(
+            text[cursor:call_end], one_per_line, lenient=any_name if strong else (lambda n: names_offered_tool(n, ctx))
+        )
     except LiteralError as exc:
         return unreadable(family, text, pos, end, str(exc)) if strong else None
     calls, diagnostics = build_python_calls(family, raws, repairs, text[pos:end], pos, ctx)
     for failure in failures:
         diagnostics.append(unparseable(family, f"call to {failure.name!r} not read (not run): {failure.reason}", failure.source, pos))
-    return Extraction(end, calls, diagnostics, final=final, closer=pending)
+    # an open tag whose text may still grow another call line: a stream reads it again as it grows
+    provisional = close < 0 and (line_open or _CALL_LINE_SO_FAR.match(text, call_end) is not None)
+    return Extraction(end, calls, diagnostics, final=final, closer=pending, provisional=provisional)
+
+
+#: a line that opens another call in the same tag (``print(default_api.run_app())`` under the first)
+_CALL_LINE_START = re.compile(r"[ \t]*+\r?\n\s*+([A-Za-z_][\w.]{0,256})[ \t]*\(")
+#: what may still become such a line as the text grows: the text ends before its parenthesis
+_CALL_LINE_SO_FAR = re.compile(r"[ \t]*+(?:\r?\n\s{0,64}+(?:[A-Za-z_][\w.]{0,256}+[ \t]*+)?)?\Z")
+
+
+def _called_name(text: str, head: re.Match[str]) -> str:
+    """The name a call head calls: inside ``print(…)`` (Gemini's tool_code), the call it prints."""
+    if head.group(1) == "print" and (inner := PYTHON_CALL_HEAD.match(text, skip_space(text, head.end()))) is not None:
+        return inner.group(1)
+    return head.group(1)
+
+
+def _more_call_lines(text: str, call_end: int, close: int, opener: str) -> tuple[int, bool, bool]:
+    """Where the tag's calls end when more follow on lines of their own (``tool_code`` writes one per line),
+    whether there are several, and whether the text ends inside the next one's parentheses. Each line
+    closes its parenthesis before the tag's closer, or before the tag written again when it is left
+    open (so over a flood of open tags the scans never overlap)."""
+    limit = close if close >= 0 else len(text)
+    reopened = find_forward(text, opener, call_end)
+    if 0 <= reopened < limit:
+        limit = reopened
+    several = False
+    while (line := _CALL_LINE_START.match(text, call_end, limit)) is not None:
+        paren = line.end() - 1
+        end = bracket_end(text, paren, min(MAX_SPAN, limit - paren))
+        if end < 0 or end > limit:
+            return call_end, several, end == -1 and limit == len(text)
+        call_end, several = end, True
+    return call_end, several, False
 
 
 def named_element_body(family: str, text: str, pos: int, cursor: int, opener: str, closer: str, strong: bool, ctx: ParseContext) -> Extraction | None:

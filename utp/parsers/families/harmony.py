@@ -26,6 +26,8 @@ recipient may sit in the role position there too, as in the token form
 stripped text may break the line before the JSON. A header that kept its tokens
 but lost ``<|message|>`` (``<|channel|>commentary to=functions.NAME
 <|constrain|>json{...}``) is read the same way, its span starting at the opener.
+Headers bent out of order (see ``_header_drift``) and ``<|call|>`` written
+before a call instead of after it (``_called``) are read for offered tools.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
-from utp.parsers.callshape import ANNOUNCED_CALL, announced_call_arguments
+from utp.parsers.callshape import ANNOUNCED_CALL, announced_call_arguments, calls_from_value
 from utp.parsers.familykit import closer_past_strings, closers_bound, identifier_safe, json_object_before_reopen, make_call, read_json_at, unreadable
 from utp.parsers.names import resolve_name
 from utp.parsers.reasoning import begins_call_lines
@@ -50,7 +52,16 @@ _BODY_ENDS = (CALL, END, RETURN, START, CHANNEL)
 _STRAY_ENDS = (CALL, END, RETURN)
 #: a header (role, channel, recipient, constraint) is short; longer means this is not one
 MAX_HEADER = 512
-_RECIPIENT = re.compile(r"\bto=(\S+)")
+#: the recipient: ``to=NAME``, perhaps spaced or quoted as an attribute (``to= "create_artifact"``)
+_RECIPIENT = re.compile(r"\bto=[ \t]*+[\"']?+([^\s\"'<>]+)")
+#: an offered tool's name after ``<|call|>`` written as an opener, then blanks and the object
+_CALLED_NAME = re.compile(r"(?:functions\.)?+([A-Za-z_][\w.\-]{0,255}+)[ \t]*+(?=\{)")
+#: what may still become such a call as the text grows: a name so far, then the object's brace or the end
+_CALLED_SO_FAR = re.compile(r"\s{0,16}+(?:(?:functions\.)?+[A-Za-z_][\w.\-]{0,255}+[ \t]*+)?(?:\{|\Z)")
+#: the channels a header names: written where the role belongs, the ``assistant`` role was left out
+_CHANNELS = frozenset(("analysis", "commentary", "final"))
+#: what ``<|constrain|>`` names: ``json``, or the recipient written in its place
+_CONSTRAINT = re.compile(r"<\|constrain\|>[ \t]*+([^\s<>]+)")
 #: a recipient of several words, up to the next header token or the constraint
 _SPACED_RECIPIENT = re.compile(r"\bto=(\S+(?:[ \t]+(?!json\b)[^\s<>]+)+)")
 _TOKEN = re.compile(r"<\|[a-z_]+\|>")
@@ -60,8 +71,9 @@ _GLUED = "json"
 #: is the same (the prose between two cuts is trimmed at both, so blanks between them vanish
 #: either way), but a flood costs one visit per run instead of one per token, which no head
 #: can give (a stray end is always removed). Capped, so that a stream re-reading a growing
-#: span stays linear.
-_STRAY_RUN = re.compile(r"(?:\s*+<\|(?:end|call|return)\|>){0,63}")
+#: span stays linear. A ``<|call|>`` that opens a call (an object, or a name and one, after it) is
+#: not part of the run: it is read on its own.
+_STRAY_RUN = re.compile(r"(?:\s*+<\|(?:end\|>|return\|>|call\|>(?![ \t\r\n]{0,16}+(?:(?:functions\.)?+[A-Za-z_][\w.\-]{0,255}+[ \t]*+)?\{))){0,63}")
 #: what may stand between a stripped header's recipient and its JSON arguments: the
 #: constraint (glued, spaced, with or without its token) and a surviving message token
 _STRIPPED_TAIL = r"(?:[ \t]++commentary\b)?+[ \t]*+(?:json)?[ \t]*+(?:<\|constrain\|>[ \t]*+)?(?:json)?[ \t]*+(?:<\|message\|>)?+\s{0,16}+"
@@ -131,7 +143,12 @@ class HarmonyFamily(CallFamily):
         if _RECIPIENT_PREFIX in trigger:
             return self._stripped(text, pos, trigger, ctx)
         if trigger in _STRAY_ENDS:
-            return Extraction(end=_STRAY_RUN.match(text, pos + len(trigger)).end())  # type: ignore[union-attr]
+            if trigger == CALL and (called := self._called(text, pos, ctx)) is not None:
+                return called
+            stray = Extraction(end=_STRAY_RUN.match(text, pos + len(trigger)).end())  # type: ignore[union-attr]
+            # a call may still be arriving after it (``<|call|>f {"a"``): a stream reads it again as the text grows
+            stray.provisional = text.endswith(CALL, 0, stray.end) and _CALLED_SO_FAR.match(text, stray.end) is not None
+            return stray
         message_at = bounded_find(text, MESSAGE, pos, MAX_HEADER)
         if message_at == -1:
             dropped = self._message_token_dropped(text, pos, trigger, ctx)
@@ -153,6 +170,9 @@ class HarmonyFamily(CallFamily):
         spaced = _SPACED_RECIPIENT.search(header) if ctx.has_tools and recipient else None
         if spaced is not None and resolve_name(spaced.group(1), ctx).known:
             recipient = spaced.group(1)  # an offered tool's name with a space in it (``to=Web Search``)
+        role, channel, recipient, drift = _header_drift(header, role, channel, recipient, ctx)
+        if recipient_match is not None and recipient == recipient_match.group(1) and not recipient_match.group().startswith(f"to={recipient}"):
+            drift.append("the recipient spaced or quoted after to=")  # ``to= "create_artifact"``
         if not recipient and trigger == CHANNEL and channel != "final":  # the answer has no recipient
             before = _ROLE_RECIPIENT.search(text, max(0, pos - MAX_HEADER), pos)
             if before is not None:
@@ -168,7 +188,7 @@ class HarmonyFamily(CallFamily):
         if recipient and recipient not in TO_THE_READER:
             if (first := skip_space(text, body_start, body_end)) < body_end and text.startswith("<", first):
                 return None  # markup, not JSON arguments: a dialect whose body another family reads (Glimmer's XML)
-            found = self._call(text, pos, recipient, body_start, body_end, terminator, ctx)
+            found = self._call(text, pos, recipient, body_start, body_end, terminator, ctx, drift)
             found.start = pos
             return found
         if channel == "analysis":
@@ -206,6 +226,43 @@ class HarmonyFamily(CallFamily):
         call = make_call(self.name, name, arguments, text[opener:end], opener, repairs, diagnostics)
         return Extraction(end=end, calls=[call], diagnostics=diagnostics, start=opener)
 
+    def _called(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        """``<|call|>f {…}<|end|>`` or ``<|call|>{"name": "f", "arguments": {…}}<|end|>``: the call token
+        written before the call instead of after it (NanoTeams' logs of models trained on gpt-oss traces).
+
+        Only a JSON object that an end token (or the output's end) closes,
+        nothing between them; an outer brace left out before that token is
+        supplied, as the token stands where it belongs. The name, when written, must be an offered tool's.
+        """
+        cursor = skip_space(text, pos + len(CALL), pos + len(CALL) + MAX_HEADER)
+        named = _CALLED_NAME.match(text, cursor)
+        name = _offered(named.group(1), ctx) if named is not None else None
+        if named is not None and name is None:
+            return None
+        json_start = named.end() if named is not None else cursor
+        if not text.startswith("{", json_start):
+            return None
+        body_end, terminator = find_first(text, _BODY_ENDS, json_start)
+        if body_end == -1:  # the output's end (an end token there was set aside with the turn's frame)
+            body_end = len(text)
+        read = read_json_at(text, json_start, body_end, closers_bound(text, _BODY_ENDS, body_end))
+        if read is None or type(read[0]) is not dict or skip_space(text, read[1], body_end) != body_end:
+            return None
+        value, _, repairs = read
+        end = body_end + (len(terminator) if terminator in _STRAY_ENDS else 0)
+        repairs = [f"{CALL} written before the call instead of after it", *repairs]
+        diagnostics: list[Diagnostic] = []
+        if name is not None:
+            calls = [make_call(self.name, name, value, text[pos:end], pos, repairs, diagnostics)]
+        else:
+            found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=True)
+            if found is None or not found[0]:
+                return None
+            calls, diagnostics = found
+        closed = terminator in _STRAY_ENDS
+        # ended by the text's end: more text may still change the reading, so a stream reads it again as it grows
+        return Extraction(end=end, calls=calls, diagnostics=diagnostics, final=closed, provisional=not terminator)
+
     def _message_token_dropped(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         """``<|channel|>commentary to=functions.NAME <|constrain|>json{...}``: the header's tokens but no ``<|message|>``.
 
@@ -225,9 +282,11 @@ class HarmonyFamily(CallFamily):
         return found
 
     def _call(
-        self, text: str, pos: int, recipient: str, body_start: int, body_end: int, terminator: str, ctx: ParseContext
+        self, text: str, pos: int, recipient: str, body_start: int, body_end: int, terminator: str, ctx: ParseContext,
+        drift: Sequence[str] = (),
     ) -> Extraction:
         name, repairs = self._tool_name(recipient, ctx)
+        repairs[:0] = drift
         json_start = skip_space(text, body_start, body_end)
         arguments: dict[str, Any] = {}
         if json_start == body_end:
@@ -286,6 +345,29 @@ class HarmonyFamily(CallFamily):
             arguments = json.dumps(call.arguments, ensure_ascii=False)
             parts.append(f"{prefix}{CHANNEL}commentary to=functions.{call.name} <|constrain|>json{MESSAGE}{arguments}{CALL}")
         return "".join(parts)
+
+
+def _header_drift(header: str, role: str, channel: str, recipient: str, ctx: ParseContext) -> tuple[str, str, str, list[str]]:
+    """The role, channel and recipient a header written out of order means, and the repairs that took.
+
+    gpt-oss and the models trained on its traces bend the header (NanoTeams'
+    network logs): the channel where the role belongs (``<|start|>commentary
+    to=read_file``), the tool as the role with no recipient (``<|start|>functions.f<|message|>``,
+    which a tool's reply never writes without ``to=assistant``), and the tool
+    named where the constraint belongs (``<|constrain|>create_artifact``). Each
+    is read only for an offered tool, or, for the channel, as the channel.
+    """
+    repairs: list[str] = []
+    if role in _CHANNELS:
+        channel, role = role, "assistant"
+        repairs.append("the channel written where the role belongs")
+    if not recipient and role.startswith("functions.") and _offered(role[len("functions.") :], ctx) is not None:
+        recipient, role = role, "assistant"
+        repairs.append("the tool written where the role belongs, no recipient")
+    if not recipient and (constraint := _CONSTRAINT.search(header)) is not None and _offered(constraint.group(1), ctx) is not None:
+        recipient = constraint.group(1)
+        repairs.append("the tool written where the constraint belongs")
+    return role, channel, recipient, repairs
 
 
 def _end_token_at(text: str, at: int) -> str:
