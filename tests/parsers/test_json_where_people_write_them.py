@@ -25,6 +25,8 @@ FIND = '{"name": "search", "arguments": {"q": "x"}}'
 
 POSITIVE = {
     "mid-sentence": (f"I will call {OSLO} now.", [("get_weather", {"city": "Oslo"})]),
+    # GSimulator's test: Chinese writes no blanks between words, so the object is glued to the sentence
+    "mid-sentence in Chinese": ('让我先看看{"tool": "search", "args": {"q": "x"}}再决定怎么做。', [("search", {"q": "x"})]),
     "list after prose": (f"Sure! [{OSLO}, {FIND}]", [("get_weather", {"city": "Oslo"}), ("search", {"q": "x"})]),
     "plan object": (f'{{"plan": [{OSLO}, {FIND}]}}', [("get_weather", {"city": "Oslo"}), ("search", {"q": "x"})]),
     "plan object after a lead-in": (f'Here is my plan:\n{{"steps": [{OSLO}]}}', [("get_weather", {"city": "Oslo"})]),
@@ -44,6 +46,7 @@ NEGATIVE = {
     "mid-sentence, a name not offered": 'The API returns {"name": "Oslo", "arguments": {"x": 1}} as data.',
     "mid-sentence in inline code": f"To call it, write `{OSLO}` in your reply.",
     "after other JSON on the line": '{"name": "jeff"}' + OSLO,
+    "glued to a word of code": 'items{"tool": "search", "args": {"q": "x"}}',
     "flat, a key that is no parameter": '{"name": "get_weather", "population": 700000}',
     "flat, a name no tool has": '{"name": "Oslo", "city": "Oslo"}',
     "flat, a result the model made up": '<tool_response>\n{"name": "search", "q": "x"}\n</tool_response>',

@@ -93,8 +93,9 @@ _DOUBLED_NAME = re.compile(_DOUBLED_KEY)
 #: an object whose one key holds a list of objects (a plan of calls), as a scan lookahead and a pattern
 _PLAN_HEAD = r"""\s*+"[A-Za-z_][\w\-]{0,40}+"\s*+:\s*+\[\s*+\{"""
 _PLAN_START = re.compile(_PLAN_HEAD)
-#: a word character right before the JSON (an opener glued to a word)
-_WORD_END = re.compile(r"\w\Z")
+#: a word character right before the JSON (an opener glued to a word); Chinese and Japanese write no
+#: blanks between words, so their characters there are a sentence's, not a name's
+_WORD_END = re.compile(r"(?![\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])\w\Z")
 #: a word of sequence between two call objects (``{..} then {..}``); the next one is read as any further call
 _SEQUENCE_WORD = re.compile(r"(?:and\s++then|then|and|followed\s++by)[ \t]*+(?=\{)", re.IGNORECASE)
 #: code before an inline object: the object is assigned (``data = {``) or passed (``print({``), not called
