@@ -19,6 +19,7 @@ from utp.parsers import parse_response
 from utp.types import Tool
 
 TOOLS = [
+    Tool("create_plan", parameters={"type": "object", "properties": {"steps": {"type": "array"}}}),
     Tool("get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}),
     Tool("web_search", parameters={"type": "object", "properties": {"query": {"type": "string"}, "top_n": {"type": "integer"}}}),
     Tool("WebSearch.Search", parameters={"type": "object", "properties": {"input": {"type": "string"}, "count": {"type": "string"}}}),
@@ -52,6 +53,8 @@ POSITIVE = {
         '[ACTION] {"action": "get_weather", "action_variables": {"city": "Oslo"}}',
         [("get_weather", {"city": "Oslo"}, "json")],
     ),
+    # sessions-android's test: a tool of one parameter labelled with its name, the value alone
+    "a one-parameter tool's value after its name": ('create_plan: ["read the rules", "write the answer"]', [("create_plan", {"steps": ["read the rules", "write the answer"]}, "named_json")]),
     # a Go agent's recovery test: the call after the sentence on its line, ending the answer
     "after a sentence on its own line": ('The code is already correct. get_weather{"city": "Oslo"}', [("get_weather", {"city": "Oslo"}, "named_json")]),
     "arguments under an arguments-like key, mid-sentence": (
@@ -67,6 +70,9 @@ NEGATIVE = {
     "after a sentence on its line, prose after": 'It is correct. get_weather {"city": "Oslo"}\nThat is the call.',
     "after a sentence on its line, words after": 'It is correct. get_weather {"city": "Oslo"} and more.',
     "after code on its line": 'x = 1. get_weather {"city": "Oslo"}',
+    "a value for a tool of two parameters": 'get_weather: "Oslo"',
+    "a value of the wrong type": 'create_plan: "read the rules"',
+    "a labelled value, prose after": 'create_plan: ["a"]\nThat is the plan.',
     "after a label, prose after": 'Example: get_weather {"city": "Oslo"}\nThat is how it looks.',
     "a fenced object after naming prose, prose after": 'I will use the get_weather tool.\n\n```json\n{"city": "Oslo"}\n```\nThen more.',
     "a key the tool does not declare": 'get_weather {"town": "Oslo"}',

@@ -63,12 +63,16 @@ _OPENING_GLUED = r"\s*+(?:\"(?:[^\"\\\n]|\\.){0,128}+\"\s*+:|'[^'\\\n]{1,128}+'\
 _GLUED_OPEN = re.compile(r"\{\s*+(?:'([^'\\\n]{1,128}+)'|([A-Za-z_]\w{0,127}+))\s*+:")
 #: the repair a glued call read leniently records
 GLUED_LENIENT = "arguments glued to the tool's name, written as a Python or JavaScript object"
+
+#: a labelled value's opening (``web_search: "…"`` ending its line, ``create_plan: [{…``): strict, as it
+#: is looked for after every ``NAME:`` in a text
+_SOLE_VALUE_HEAD = r"\"(?:[^\"\\\n]|\\.){0,4096}+\"[ \t]*+(?:\r?\n|\Z)|\[\s*+[\"{\[\d\-]"
 #: each name's trigger is the name and the character after it, so a scan passes over the name used
 #: in prose (``f(``, ``f"``) on that character alone; the rest of the gap and the opening are its head
 _AFTER_NAME = {
     " ": r"[ \t]*+:?[ \t]*+\{" + _OPENING,
     "\t": r"[ \t]*+:?[ \t]*+\{" + _OPENING,
-    ":": r"[ \t]*+\{" + _OPENING,
+    ":": r"[ \t]*+(?:\{" + _OPENING + r"|" + _SOLE_VALUE_HEAD + r")",
     "{": _OPENING_GLUED,
     "*": r"\*[ \t]*+:?[ \t]*+\{" + _OPENING,
 }
@@ -138,6 +142,8 @@ class NamedJsonFamily(CallFamily):
         if tool is None:
             return None
         start = _GAP.match(text, pos + len(name)).end()  # type: ignore[union-attr]
+        if trigger[-1] == ":" and text.startswith(('"', "["), start):
+            return self._sole_value(text, pos, start, tool)
         opening = _OBJECT_OPEN.match(text, start)
         if opening is None and trigger[-1] == "{":
             return _glued_lenient(self.name, text, pos, start, tool)
@@ -164,6 +170,31 @@ class NamedJsonFamily(CallFamily):
         call = make_call(self.name, tool.name, arguments, text[pos : tail.end()], pos)
         return Extraction(tail.end(), [call])
 
+    def _sole_value(self, text: str, pos: int, start: int, tool: Tool) -> Extraction | None:
+        """``web_search: "old kingdom dates"``, ``create_plan: [{…}, {…}]``: an offered tool of one
+        parameter labelled with its name, that parameter's value written alone (a string or a list,
+        as that parameter's type says), on a call line as an object would be (sessions-android's test)."""
+        if len(tool.properties) != 1:
+            return None
+        key = next(iter(tool.properties))
+        marked = _line_start(text, pos)
+        if marked is None:
+            return None
+        following = search_forward(text, _next_call_line(tool.name), start)
+        read = strict_json_at(text, start, min(len(text), start + _MAX_OBJECT, following.start() if following else len(text)))
+        if read is None or not _fits(read[0], tool.properties[key]):
+            return None
+        value, end = read
+        tail = _LINE_TAIL.match(text, end)
+        assert tail is not None
+        if tail.end() < len(text) and text[tail.end()] not in "\r\n":
+            return None
+        if not marked and tail.group(1) is None and trailing_name_lines(text) > _next_line(text, tail.end()):
+            return None  # unmarked, and prose follows
+        diagnostics: list[Diagnostic] = []
+        call = make_call(self.name, tool.name, {key: value}, text[pos : tail.end()], pos, [SOLE_VALUE], diagnostics)
+        return Extraction(tail.end(), [call], diagnostics)
+
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Final once the shape fails, or once a marked line has ended; an unmarked line, and an
         object after naming prose, are decided by what follows them (so by the output's end)."""
@@ -187,7 +218,7 @@ class NamedJsonFamily(CallFamily):
         start = _GAP.match(text, pos + len(name)).end()  # type: ignore[union-attr]
         if start >= len(text) or text[start:] == "*":  # the gap, or the bold's closing, still arriving
             return False
-        if text[start] != "{":
+        if text[start] != "{" and not (trigger[-1] == ":" and text[start] in '"['):
             return True
         following = search_forward(text, _next_call_line(name), start)
         if following is not None:  # the object cannot run past the next call line (linear, as in extract)
@@ -209,6 +240,19 @@ class NamedJsonFamily(CallFamily):
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(f"{call.name} {json.dumps(call.arguments, ensure_ascii=False)}" for call in calls)
+
+
+#: the repair a labelled value records
+SOLE_VALUE = "the tool's one parameter written as a value after its name"
+
+
+def _fits(value: object, schema: object) -> bool:
+    """Is ``value`` a string or list the parameter's schema takes (a string where it says string, a list
+    where it says array; an untyped parameter takes either)?"""
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if type(value) is str:
+        return kind in (None, "string")
+    return type(value) is list and kind in (None, "array")
 
 
 def _glued_lenient(family: str, text: str, pos: int, start: int, tool: Tool) -> Extraction | None:
