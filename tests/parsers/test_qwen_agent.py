@@ -104,3 +104,24 @@ def test_an_input_broken_off_by_the_next_marker_is_reported_not_run() -> None:
     parsed = parse_response(text, tools=TOOLS)
     assert calls(text) == [("get_weather", {"city": "Lyon"})]
     assert [d.kind for d in parsed.diagnostics] == [DiagnosticKind.UNPARSEABLE]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Towel's test: the colons left out, the name glued to its marker and the input on the next line
+        '✿FUNCTION✿run_command\n✿ARGS✿{"command": "ls"}\n',
+        'I will list it.\n✿FUNCTION✿run_command\n✿ARGS✿{"command": "ls"}\n✿RESULT✿\n',
+    ],
+)
+def test_markers_whose_colons_were_left_out(text: str) -> None:
+    tools = [Tool("run_command", parameters={"type": "object", "properties": {"command": {"type": "string"}}})]
+    parsed = parse_response(text, tools=tools)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("run_command", {"command": "ls"})]
+    assert parsed.tool_calls[0].repairs[0] == "the colon after ✿FUNCTION✿ left out"
+    assert_every_cut_matches(text, tools, step=3)
+
+
+@pytest.mark.parametrize("text", ["The ✿FUNCTION✿ marker names the tool.", "✿FUNCTION✿run_command is the marker", "✿FUNCTION✿run command\n✿ARGS✿{}"])
+def test_without_the_colon_only_the_glued_name_and_the_next_lines_input_make_a_call(text: str) -> None:
+    assert parse_response(text).tool_calls == []

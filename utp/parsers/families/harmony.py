@@ -72,8 +72,10 @@ _GLUED = "json"
 #: either way), but a flood costs one visit per run instead of one per token, which no head
 #: can give (a stray end is always removed). Capped, so that a stream re-reading a growing
 #: span stays linear. A ``<|call|>`` that opens a call (an object, or a name and one, after it) is
-#: not part of the run: it is read on its own.
-_STRAY_RUN = re.compile(r"(?:\s*+<\|(?:end\|>|return\|>|call\|>(?![ \t\r\n]{0,16}+(?:(?:functions\.)?+[A-Za-z_][\w.\-]{0,255}+[ \t]*+)?\{))){0,63}")
+#: not part of the run: it is read on its own (only the run's last token can be followed by text).
+_STRAY_RUN = re.compile(r"(?:\s*+<\|(?:end|call|return)\|>){0,63}")
+#: what follows a ``<|call|>`` that opens a call: a name and an object, or an object
+_OPENS_A_CALL = re.compile(r"[ \t\r\n]{0,16}+(?:(?:functions\.)?+[A-Za-z_][\w.\-]{0,255}+[ \t]*+)?\{")
 #: what may stand between a stripped header's recipient and its JSON arguments: the
 #: constraint (glued, spaced, with or without its token) and a surviving message token
 _STRIPPED_TAIL = r"(?:[ \t]++commentary\b)?+[ \t]*+(?:json)?[ \t]*+(?:<\|constrain\|>[ \t]*+)?(?:json)?[ \t]*+(?:<\|message\|>)?+\s{0,16}+"
@@ -145,7 +147,10 @@ class HarmonyFamily(CallFamily):
         if trigger in _STRAY_ENDS:
             if trigger == CALL and (called := self._called(text, pos, ctx)) is not None:
                 return called
-            stray = Extraction(end=_STRAY_RUN.match(text, pos + len(trigger)).end())  # type: ignore[union-attr]
+            run_end = _STRAY_RUN.match(text, pos + len(trigger)).end()  # type: ignore[union-attr]
+            if run_end > pos + len(trigger) and text.endswith(CALL, 0, run_end) and _OPENS_A_CALL.match(text, run_end):
+                run_end -= len(CALL)  # the run's last <|call|> opens a call (only the last is followed by text): read on its own
+            stray = Extraction(end=run_end)
             # a call may still be arriving after it (``<|call|>f {"a"``): a stream reads it again as the text grows
             stray.provisional = text.endswith(CALL, 0, stray.end) and _CALLED_SO_FAR.match(text, stray.end) is not None
             return stray

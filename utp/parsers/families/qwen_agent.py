@@ -41,9 +41,13 @@ FN_EXIT = "✿RETURN✿"
 MARKERS = (FN_NAME, FN_ARGS, FN_RESULT, FN_EXIT)
 #: after a marker: its colon (the reference splits on ``✿FUNCTION✿:``, so a marker named in
 #: prose is not a call), then the rest of the line up to the next marker
-_LINE = re.compile(r"[ \t]*+:[ \t]*+([^\n✿]{0,256}+)")
-#: the scan lookahead: a name on the marker's own line
-_HEAD = r"[ \t]*+:[ \t]*+[^\s✿]"
+_LINE = re.compile(r"[ \t]*+(:?)[ \t]*+([^\n✿]{0,256}+)")
+#: the scan lookahead: a name on the marker's own line (its colon may be left out: then ``✿ARGS✿`` must follow)
+_HEAD = r"[ \t]*+:?[ \t]*+[^\s✿]"
+#: the repair a call whose markers lost their colons records
+COLON_LEFT_OUT = "the colon after ✿FUNCTION✿ left out"
+#: without the colon: the name glued to the marker, alone on its line, then ✿ARGS✿ on the next
+_COLONLESS = re.compile(r"[A-Za-z_][\w.\-]{0,255}+[ \t]*+\r?\n")
 
 
 @register_family
@@ -56,19 +60,23 @@ class QwenAgentFamily(CallFamily):
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
         line = _LINE.match(text, pos + len(FN_NAME))
-        name = line.group(1).strip() if line is not None else ""
+        name = line.group(2).strip() if line is not None else ""
         if not name or line is None:
             return None
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
         end = line.end()
         cursor = skip_space(text, end)
+        if not line.group(1) and (not text.startswith(FN_ARGS, cursor) or _COLONLESS.fullmatch(text, pos + len(FN_NAME), cursor) is None):
+            return None  # no colon: only ``✿FUNCTION✿read_file`` and ``✿ARGS✿`` on the next line (else a marker named in prose)
         while text.startswith(FN_ARGS, cursor) and _LINE.match(text, cursor + len(FN_ARGS)) is not None:
             read = self._input(text, pos, name, cursor, ctx, diagnostics)
             if isinstance(read, Extraction):
                 read.calls[:0] = calls
                 read.diagnostics[:0] = diagnostics
                 return read
+            if not line.group(1):
+                read[0].repairs.insert(0, COLON_LEFT_OUT)
             calls.append(read[0])
             end = read[1]
             cursor = skip_space(text, end)
@@ -97,7 +105,7 @@ class QwenAgentFamily(CallFamily):
     ) -> tuple[ToolCall, int] | Extraction:
         """One ``✿ARGS✿`` at ``at``: the call and where its input ends, or the report."""
         colon = _LINE.match(text, at + len(FN_ARGS))
-        start = skip_space(text, colon.start(1)) if colon is not None else at + len(FN_ARGS)
+        start = skip_space(text, colon.start(2)) if colon is not None else at + len(FN_ARGS)
         stop = find_first(text, MARKERS, start)[0]
         stop = len(text) if stop < 0 else stop
         raw = text[start:stop].rstrip()
@@ -126,12 +134,18 @@ class QwenAgentFamily(CallFamily):
         return make_call(self.name, name, arguments, text[pos:stop], pos, repairs, diagnostics), stop
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
-        """Final once the marker's line shows no colon and name (a marker named in prose)."""
-        after = pos + len(FN_NAME)
-        line = _LINE.match(text, after)
-        if line is None:
-            return skip_space(text, after) < len(text) and text[after:].lstrip(" \t")[:1] not in ("", ":")
-        return line.end() < len(text) and not line.group(1).strip()
+        """Final once the marker's line ends with no name on it, or, its colon left out, once what
+        follows the line cannot be ``✿ARGS✿`` (a marker named in prose)."""
+        line = _LINE.match(text, pos + len(FN_NAME))
+        assert line is not None  # (every part of it is optional)
+        if line.end() >= len(text):
+            return False  # the line is still arriving
+        if not line.group(2).strip():
+            return True
+        cursor = skip_space(text, line.end())
+        if line.group(1) or _COLONLESS.fullmatch(text, pos + len(FN_NAME), cursor) is None:
+            return True
+        return cursor < len(text) and not text.startswith(FN_ARGS, cursor) and not is_proper_prefix(text, cursor, FN_ARGS)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(f"{FN_NAME}: {c.name}\n{FN_ARGS}: {json.dumps(c.arguments, ensure_ascii=False)}" for c in calls)
