@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 
-from utp.parsers.textscan import space_before
 
 #: the colons a lead-in ends with: ASCII's and the full-width one Chinese and Japanese text writes
 LEAD_IN_COLONS = (":", "\uff1a")
@@ -80,16 +79,19 @@ def shown_as_sample(text: str, pos: int) -> bool:
     explaining a format shows ``<function=bash>…rm -rf /…`` that way, and it
     must not run; an answer that makes its call does not call it an example.
     Only the lead-in's line is read (at most a few hundred characters), with
-    C-level searches, so a reader may ask at every opener of a flood.
+    C-level string operations, so a reader may ask at every opener of a flood
+    (and most calls, with no colon before them, cost one test).
     """
-    floor = max(0, pos - _LEAD_IN_REACH)
-    back = space_before(text, pos, floor)
-    line_start = text.rfind("\n", floor, back) + 1
-    if _FENCE_OPENING.fullmatch(text, line_start, back) is not None:
-        back = space_before(text, line_start, floor)
-        line_start = text.rfind("\n", floor, back) + 1
-    if back == floor or text[back - 1] not in LEAD_IN_COLONS or (line_start == floor and floor > 0):
+    window = text[max(0, pos - _LEAD_IN_REACH) : pos]
+    if ":" not in window and "\uff1a" not in window:
         return False
-    line = text[line_start:back]
+    window = window.rstrip()
+    line_start = window.rfind("\n") + 1
+    if _FENCE_OPENING.fullmatch(window, line_start) is not None:
+        window = window[:line_start].rstrip()
+        line_start = window.rfind("\n") + 1
+    if not window.endswith(LEAD_IN_COLONS) or (line_start == 0 and pos > _LEAD_IN_REACH):
+        return False  # no colon ends it, or a line longer than the reach: not a lead-in's
+    line = window[line_start:]
     sentence_start = max(line.rfind(end) + len(end) if end in line else 0 for end in _SENTENCE_ENDS)
     return _SAMPLE_NAMED.search(line, sentence_start) is not None
