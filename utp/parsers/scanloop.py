@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from utp.parsers.callshape import ANSWER_KEYS
 from utp.parsers.base import WORD_CHARACTER, CallFamily, Extraction, ParseContext, Start, Trigger
@@ -101,7 +101,7 @@ def quoted_in_json_member(text: str, pos: int) -> bool:
 
 def shown_not_used(text: str, pos: int, trigger: str) -> bool:
     """Is the trigger at ``pos`` syntax shown in a code span, or quoted in a JSON string? Then no call is here."""
-    return pos > 0 and (in_inline_code(text, pos, trigger) or quoted_in_json_member(text, pos))
+    return in_inline_code(text, pos, trigger) or quoted_in_json_member(text, pos)
 
 
 def try_extract(
@@ -162,7 +162,7 @@ def _shown(found: Extraction, text: str, pos: int) -> Extraction:
     for call in found.calls:
         reason = f"{call.format}: a call to {call.name!r} introduced as an example (shown, not run)"
         diagnostics.append(Diagnostic(DiagnosticKind.SHOWN, reason, clip(call.raw or text[pos:found.end]), call.format, pos))
-    return Extraction(found.end, [], diagnostics, found.start, found.thinking, found.final, found.closer, found.provisional, shown=True)
+    return replace(found, calls=[], diagnostics=diagnostics, shown=True)
 
 
 def _withhold_cut_calls(found: Extraction, text: str, pos: int) -> None:
