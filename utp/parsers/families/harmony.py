@@ -54,10 +54,12 @@ _STRAY_ENDS = (CALL, END, RETURN)
 MAX_HEADER = 512
 #: the recipient: ``to=NAME``, perhaps spaced or quoted as an attribute (``to= "create_artifact"``)
 _RECIPIENT = re.compile(r"\bto=[ \t]*+[\"']?+([^\s\"'<>]+)")
+#: a tool's name as a call after ``<|call|>`` writes it (group 1), then blanks
+_CALLED = r"(?:functions\.)?+([A-Za-z_][\w.\-]{0,255}+)[ \t]*+"
 #: an offered tool's name after ``<|call|>`` written as an opener, then blanks and the object
-_CALLED_NAME = re.compile(r"(?:functions\.)?+([A-Za-z_][\w.\-]{0,255}+)[ \t]*+(?=\{)")
+_CALLED_NAME = re.compile(_CALLED + r"(?=\{)")
 #: what may still become such a call as the text grows: a name so far, then the object's brace or the end
-_CALLED_SO_FAR = re.compile(r"\s{0,16}+(?:(?:functions\.)?+[A-Za-z_][\w.\-]{0,255}+[ \t]*+)?(?:\{|\Z)")
+_CALLED_SO_FAR = re.compile(r"\s{0,16}+(?:" + _CALLED + r")?(?:\{|\Z)")
 #: the channels a header names: written where the role belongs, the ``assistant`` role was left out
 _CHANNELS = frozenset(("analysis", "commentary", "final"))
 #: what ``<|constrain|>`` names: ``json``, or the recipient written in its place
@@ -75,7 +77,7 @@ _GLUED = "json"
 #: not part of the run: it is read on its own (only the run's last token can be followed by text).
 _STRAY_RUN = re.compile(r"(?:\s*+<\|(?:end|call|return)\|>){0,63}")
 #: what follows a ``<|call|>`` that opens a call: a name and an object, or an object
-_OPENS_A_CALL = re.compile(r"[ \t\r\n]{0,16}+(?:(?:functions\.)?+[A-Za-z_][\w.\-]{0,255}+[ \t]*+)?\{")
+_OPENS_A_CALL = re.compile(r"\s{0,16}+(?:" + _CALLED + r")?\{")
 #: what may stand between a stripped header's recipient and its JSON arguments: the
 #: constraint (glued, spaced, with or without its token) and a surviving message token
 _STRIPPED_TAIL = r"(?:[ \t]++commentary\b)?+[ \t]*+(?:json)?[ \t]*+(?:<\|constrain\|>[ \t]*+)?(?:json)?[ \t]*+(?:<\|message\|>)?+\s{0,16}+"

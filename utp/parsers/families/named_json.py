@@ -149,26 +149,11 @@ class NamedJsonFamily(CallFamily):
             return _glued_lenient(self.name, text, pos, start, tool)
         if opening is None or not _first_key_declared(opening.group(1), tool.properties):
             return None
-        marked = _line_start(text, pos)
-        if marked is None:
+        read = _line_value(text, pos, start, name)
+        if read is None or type(read[0]) is not dict or not declares_all(read[0], tool):
             return None
-        # read no further than the next line that opens with this name: over a flood of such lines
-        # the reads never overlap, so the cost stays linear
-        following = search_forward(text, _next_call_line(name), start)
-        read = strict_json_at(text, start, min(len(text), start + _MAX_OBJECT, following.start() if following else len(text)))
-        if read is None or type(read[0]) is not dict:
-            return None
-        arguments, end = read
-        if not declares_all(arguments, tool):
-            return None
-        tail = _LINE_TAIL.match(text, end)
-        assert tail is not None
-        if tail.end() < len(text) and text[tail.end()] not in "\r\n":
-            return None
-        if not marked and tail.group(1) is None and trailing_name_lines(text) > _next_line(text, tail.end()):
-            return None  # unmarked, and prose follows: an example, not the answer's call
-        call = make_call(self.name, tool.name, arguments, text[pos : tail.end()], pos)
-        return Extraction(tail.end(), [call])
+        call = make_call(self.name, tool.name, read[0], text[pos : read[1]], pos)
+        return Extraction(read[1], [call])
 
     def _sole_value(self, text: str, pos: int, start: int, tool: Tool) -> Extraction | None:
         """``web_search: "old kingdom dates"``, ``create_plan: [{…}, {…}]``: an offered tool of one
@@ -177,23 +162,12 @@ class NamedJsonFamily(CallFamily):
         if len(tool.properties) != 1:
             return None
         key = next(iter(tool.properties))
-        marked = _line_start(text, pos)
-        if marked is None:
-            return None
-        following = search_forward(text, _next_call_line(tool.name), start)
-        read = strict_json_at(text, start, min(len(text), start + _MAX_OBJECT, following.start() if following else len(text)))
+        read = _line_value(text, pos, start, tool.name)
         if read is None or not _fits(read[0], tool.properties[key]):
             return None
-        value, end = read
-        tail = _LINE_TAIL.match(text, end)
-        assert tail is not None
-        if tail.end() < len(text) and text[tail.end()] not in "\r\n":
-            return None
-        if not marked and tail.group(1) is None and trailing_name_lines(text) > _next_line(text, tail.end()):
-            return None  # unmarked, and prose follows
         diagnostics: list[Diagnostic] = []
-        call = make_call(self.name, tool.name, {key: value}, text[pos : tail.end()], pos, [SOLE_VALUE], diagnostics)
-        return Extraction(tail.end(), [call], diagnostics)
+        call = make_call(self.name, tool.name, {key: read[0]}, text[pos : read[1]], pos, [SOLE_VALUE], diagnostics)
+        return Extraction(read[1], [call], diagnostics)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Final once the shape fails, or once a marked line has ended; an unmarked line, and an
@@ -240,6 +214,27 @@ class NamedJsonFamily(CallFamily):
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(f"{call.name} {json.dumps(call.arguments, ensure_ascii=False)}" for call in calls)
+
+
+def _line_value(text: str, pos: int, start: int, name: str) -> tuple[object, int] | None:
+    """The JSON value at ``start`` on the call line whose name is at ``pos``, and where the line's call ends;
+    None unless the line is placed as a call line is (see the module docstring)."""
+    marked = _line_start(text, pos)
+    if marked is None:
+        return None
+    # read no further than the next line that opens with this name: over a flood of such lines
+    # the reads never overlap, so the cost stays linear
+    following = search_forward(text, _next_call_line(name), start)
+    read = strict_json_at(text, start, min(len(text), start + _MAX_OBJECT, following.start() if following else len(text)))
+    if read is None:
+        return None
+    tail = _LINE_TAIL.match(text, read[1])
+    assert tail is not None
+    if tail.end() < len(text) and text[tail.end()] not in "\r\n":
+        return None
+    if not marked and tail.group(1) is None and trailing_name_lines(text) > _next_line(text, tail.end()):
+        return None  # unmarked, and prose follows: an example, not the answer's call
+    return read[0], tail.end()
 
 
 #: the repair a labelled value records
