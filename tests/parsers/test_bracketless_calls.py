@@ -78,7 +78,7 @@ def test_positional_arguments_are_mapped_by_the_schema_and_recorded() -> None:
         'get_weather(city="Paris")\nprint(1)',  # a name that is no tool
         "get_weather(city=paris)",  # a variable, not a literal: code
         "get_weather(**options)",
-        '```python\nresult = get_weather(city="Paris")\n```',  # code in a fence (test_code_fence_calls.py)
+        '```python\nresult = get_weather(city="Paris")\nresult += 1\n```',  # code in a fence (test_code_fence_calls.py)
         '`get_weather(city="Paris")`',
         'get_weather(city="Paris"',  # never closed
         'weather(city="Paris")',  # another name

@@ -65,6 +65,19 @@ def test_a_call_list_in_a_fence() -> None:
     ]
 
 
+def test_a_call_whose_result_is_kept_and_printed_is_that_call() -> None:
+    """The ``tool_code`` habit (keep the result, print it) under a ``python`` label: real
+    mistral:7b-instruct output in Harbor's parser tests. The fence used to stay code."""
+    text = (
+        "To find the last email, I'll use the search_emails function:\n\n"
+        "```python\nresults = search_web(query='from:emma@example.com')\nprint(results)\n```"
+    )
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("search_web", {"query": "from:emma@example.com"})]
+    assert any("result assigned to 'results'" in note for note in parsed.tool_calls[0].repairs)
+    assert parsed.content == "To find the last email, I'll use the search_emails function:"
+
+
 def test_print_wrapped_call_in_a_bare_list() -> None:
     assert _calls('[print(get_weather(city="Oslo"))]') == [("get_weather", {"city": "Oslo"})]
 
@@ -72,7 +85,9 @@ def test_print_wrapped_call_in_a_bare_list() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        '```python\nresult = get_weather(city="Paris")\nprint(result)\n```',  # code using the tool
+        '```python\nresult = get_weather(city="Paris")\nprint(result["temp"])\n```',  # code using the result
+        '```python\nresult = get_weather(city="Paris")\nif result:\n    print(result)\n```',
+        '```python\nresult = other(city="Paris")\nprint(result)\n```',  # a name that is no tool
         '```python\nget_weather(city="Paris")\nother(1)\n```',  # a name that is no tool
         '```python\nget_weather(city=city)\n```',  # a variable: code, not a call
         '```python\nimport os\nget_weather(city="Paris")\n```',
@@ -101,6 +116,7 @@ STREAM_TEXTS = [
     'Checking.\n```python\nprint(default_api.get_weather(city="Paris"))\n```\nDone.',
     '```py\nget_weather(city="Paris")\nsearch_web(query="x")\n```',
     '```python\nx = get_weather(city="Paris")\n```\nand more',
+    '```python\nresults = search_web(query="x")\nprint(results)\n```',
     '```\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n```',
 ]
 

@@ -798,7 +798,7 @@ def test_tool_code_fence_with_code_that_is_not_a_literal_call_is_reported_not_ru
 
 
 def test_a_python_fence_of_other_code_is_a_code_sample_not_a_call() -> None:
-    text = '```python\nweather = get_weather(city="Paris")\n```'  # calls alone: test_code_fence_calls.py
+    text = '```python\nweather = get_weather(city="Paris")\nprint(weather.upper())\n```'  # calls alone: test_code_fence_calls.py
     parsed = parse_response(text, tools=[{"name": "get_weather"}])
     assert parsed.tool_calls == [] and parsed.content == text
 

@@ -348,3 +348,35 @@ def test_a_bare_call_after_a_reasoning_closer_and_blanks_is_read_one_shot_as_str
     parsed = parse_response(text, tools=tools)
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("get_weather", {"city": "Paris"})]
     assert_every_cut_matches(text, tools, step=9)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|tool_call>call:f<|channel>thought<channel|>{x:1}<tool_call|>",  # hf2q's test: a channel opened mid-call
+        "<|tool_call>call:f hmm {x:1}<tool_call|>",
+        "<start_function_call>call:f then{x:1}<end_function_call>",
+    ],
+)
+def test_text_between_a_name_and_its_arguments_leaves_no_call_without_arguments(text: str) -> None:
+    """A name with no braces is a call with no arguments only when an end token, the next
+    call or the text's end follows; otherwise the arguments written later would be lost and
+    ``f()`` run. It used to read ``f`` with ``{}``."""
+    parsed = parse_response(text, tools=[{"name": "f"}])
+    assert parsed.tool_calls == []
+    assert [d.kind for d in parsed.diagnostics] == [DiagnosticKind.UNPARSEABLE]
+    _same_everywhere(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|tool_call>call:f<tool_call|>",
+        "<|tool_call>call:f <tool_call|>",
+        "<|tool_call>call:f,call:g{a:1}<tool_call|>",
+        "<|tool_call>call:f<|tool_call>call:g{}<tool_call|>",
+    ],
+)
+def test_a_name_alone_before_an_end_or_the_next_call_is_a_call_without_arguments(text: str) -> None:
+    assert calls_of(text)[0] == ("f", {})
+    _same_everywhere(text)

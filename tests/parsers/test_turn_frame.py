@@ -190,3 +190,19 @@ def test_an_end_of_sequence_tag_after_its_opener_closes_an_element() -> None:
 def test_every_token_ends_with_a_closing_angle() -> None:
     """The backwards read looks a token up by its last two characters, after a ``>``."""
     assert all(token.startswith("<") and token.endswith(">") for token in TURN_END_TOKENS)
+
+
+@pytest.mark.parametrize("body", ["add(x=1)", '{"name": "add", "arguments": {"x": 1}}'])
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_stray_text_longer_than_a_streams_lookahead_before_the_closer_is_read_alike(body: str, size: int) -> None:
+    """Found by Hypothesis: one-shot parsing took any amount of stray text before a far closer
+    into the block, while a stream had announced the call and shown that text a lookahead
+    after the call's end. Stray text now belongs to the block only within that lookahead."""
+    far = f"<tool_call>{body}<|im_start|>assistant<|im_start|>assistant</tool_call>"
+    parsed = parse_response(far, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("add", {"x": 1})]
+    assert parsed.content == "<|im_start|>assistant<|im_start|>assistant</tool_call>"
+    assert_stream_matches_under(far, TOOLS, size)
+    near = f"<tool_call>{body}\n<|im_end|>\n</tool_call>"
+    assert parse_response(near, tools=TOOLS).content == ""
+    assert_stream_matches_under(near, TOOLS, size)

@@ -24,6 +24,10 @@ from typing import Any, ClassVar
 
 from utp.types import Diagnostic, Tool, ToolCall
 
+#: characters a stream waits for after an extraction that is not final before accepting it (an
+#: optional closer may still come); a reading that later text can extend must be decided within it
+STREAM_LOOKAHEAD = 32
+
 
 @dataclass
 class ParseContext:

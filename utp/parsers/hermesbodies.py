@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from utp.parsers.base import Extraction, ParseContext
+from utp.parsers.base import STREAM_LOOKAHEAD, Extraction, ParseContext
 from utp.parsers.callshape import build_call, unparseable
 from utp.parsers.elements import OPEN_ELEMENT, child_elements
 from utp.parsers.familykit import unreadable
@@ -47,8 +47,8 @@ def python_body(family: str, text: str, pos: int, cursor: int, close: int, opene
     after = skip_space(text, call_end, len(text))
     if text.startswith(closer, after):
         end, final, pending = after + len(closer), True, ""
-    elif close >= 0 and text.find(opener, call_end, close) < 0:
-        end, final, pending = close + len(closer), True, ""  # stray text before the closer belongs to the block
+    elif absorbs_stray_text(text, call_end, close, closer, opener):
+        end, final, pending = close + len(closer), True, ""
     else:
         end, final, pending = call_end, False, closer
     try:
@@ -63,6 +63,18 @@ def python_body(family: str, text: str, pos: int, cursor: int, close: int, opene
     # an open tag whose text may still grow another call line: a stream reads it again as it grows
     provisional = close < 0 and (line_open or _CALL_LINE_SO_FAR.match(text, call_end) is not None)
     return Extraction(end, calls, diagnostics, final=final, closer=pending, provisional=provisional)
+
+
+def absorbs_stray_text(text: str, body_end: int, close: int, closer: str, opener: str) -> bool:
+    """Does the block's closer end it after stray text (``{…}<|im_end|></tool_call>``)?
+
+    Only when the closer is complete within a stream's lookahead of the body's
+    end and the tag does not open again first: a stream decides the call once
+    the lookahead has passed, so a closer further on would be read one-shot but
+    not streamed. Past that bound the call ends with its body and the rest is
+    the answer's text.
+    """
+    return 0 <= close and close + len(closer) - body_end <= STREAM_LOOKAHEAD and text.find(opener, body_end, close) < 0
 
 
 #: a line that opens another call in the same tag (``print(default_api.run_app())`` under the first)

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 
-from utp.parsers.base import Extraction
+from utp.parsers.base import STREAM_LOOKAHEAD, Extraction
 from utp.parsers.scanloop import first_call_at, shown_not_used, spent_by, try_extract, withhold_call_cut_by_limit
 from utp.parsers.streamevents import DiagnosticEvent, StreamEvent
 from utp.parsers.triggerscan import Candidate
 
 #: characters that must follow an extraction before it is final (optional closers may come)
-LOOKAHEAD = 32
+LOOKAHEAD = STREAM_LOOKAHEAD
 #: an undecided span is retried after growing by 1/RETRY_FRACTION of its length (at least MIN_RETRY)
 RETRY_FRACTION = 8
 MIN_RETRY = 16

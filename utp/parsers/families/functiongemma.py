@@ -187,9 +187,11 @@ class FunctionGemmaFamily(CallFamily):
                     return self._unreadable(text, pos, closing, f"arguments of {name!r}: {exc} (offset {exc.offset})", calls, diagnostics)
                 except RecursionError:
                     return self._unreadable(text, pos, closing, f"arguments of {name!r} nested too deeply", calls, diagnostics)
-            else:
+            elif _ends_here(text, cursor):
                 arguments = {}
                 repairs.append(f"call to {name!r} has no '{{...}}' arguments")
+            else:  # other text between the name and its arguments (``call:f<|channel>…{x:1}``): not run as f()
+                return self._unreadable(text, pos, closing, f"unexpected text after the name {name!r}", calls, diagnostics)
             cursor, slashed = self._closer(text, cursor, repairs)
             # the next call's start token where this one's end token belongs: that one was left out
             reopened = not slashed and text.startswith(tuple(_BLOCKS), skip_space(text, cursor))
@@ -326,6 +328,16 @@ def render_value(value: Any) -> str:
 
 def render_key(key: str) -> str:
     return key if _SAFE_KEY.match(key) else f"{ESCAPE}{key}{ESCAPE}"
+
+
+def _ends_here(text: str, cursor: int) -> bool:
+    """Does a call written without braces end at ``cursor``: an end token, the next call, or the text's end next?
+
+    Only then is it a call with no arguments; anything else there (a reasoning
+    channel the model opened mid-call) leaves arguments it may have written after unread.
+    """
+    after = skip_space(text, cursor)
+    return after >= len(text) or text.startswith((*_ENDS, *_BLOCKS, _CALL_PREFIX, ","), after)
 
 
 def _opens_line(text: str, pos: int) -> bool:

@@ -41,7 +41,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import ANNOUNCED_CALL, NAME_KEYS, announced_call_arguments, build_call, calls_from_value, repaired_diagnostics, split_call_object, unparseable
 from utp.parsers.elements import ARGUMENT_ELEMENTS, NAME_ELEMENTS, named_element_call
-from utp.parsers.hermesbodies import PYTHON_CALL_HEAD, named_element_body, python_body
+from utp.parsers.hermesbodies import PYTHON_CALL_HEAD, absorbs_stray_text, named_element_body, python_body
 from utp.parsers.taggedjson import salvage_list, valid_json_before
 from utp.parsers.families.keyword_command import attribute_call
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
@@ -260,8 +260,8 @@ class HermesFamily(CallFamily):
             end = after + len(closer)
         elif reopened:
             end = len(text)
-        elif close >= 0 and text.find(closer[0] + closer[2:], jend, close) < 0:
-            end = close + len(closer)  # stray text before the closer belongs to the block
+        elif absorbs_stray_text(text, jend, close, closer, opener):
+            end = close + len(closer)
         else:
             end = jend  # closing tag missing: the call ends with its JSON
         if not calls and not diagnostics:
