@@ -13,31 +13,21 @@ import re
 from typing import Any
 
 from utp.numbers import too_long_digits
-from utp.parsers.jsonstrings import decoded_string, quoted_string_end
+from utp.parsers.jsonlenientstrings import TYPOGRAPHIC_OPEN, WS, WS_RUN, LenientStrings
 from utp.parsers.jsonrepairnames import (
-    BAD_SEPARATOR, CLOSED_TRUNCATED, COMMA_FOR_COLON, COMMENTS, CONTROL_CHARS, CUT_MID_VALUE,
-    DOUBLED_BRACES, DOUBLE_ENCODED, ESCAPED_QUOTES, INNER_QUOTES, KEY_EQUALS, LIST_WRAPPED,
-    LONG_NUMBER_AS_TEXT, LOOSE_NUMBER, MISSING_CLOSER, MISSING_COLON, MISSING_COMMA, PAIR_IN_ONE_STRING,
-    PYTHON_LITERALS, PYTHON_TUPLE, SINGLE_QUOTES, STRING_CONCATENATION, TRAILING_COMMA, TRAILING_GARBAGE, TYPOGRAPHIC_QUOTES,
-    UNQUOTED_KEYS,
+    BAD_SEPARATOR, CLOSED_TRUNCATED, COMMA_FOR_COLON, COMMENTS, CUT_MID_VALUE, DOUBLED_BRACES, DOUBLE_ENCODED,
+    ESCAPED_QUOTES, KEY_EQUALS, LIST_WRAPPED, LONG_NUMBER_AS_TEXT, LOOSE_NUMBER, MISSING_CLOSER, MISSING_COLON,
+    MISSING_COMMA, PAIR_IN_ONE_STRING, PYTHON_LITERALS, PYTHON_TUPLE, SINGLE_QUOTES, TRAILING_COMMA, TRAILING_GARBAGE, UNQUOTED_KEYS,
 )
+from utp.parsers.jsonstrings import quoted_string_end
 
-_TYPOGRAPHIC_OPEN, _TYPOGRAPHIC_CLOSE = "\u201c", "\u201d"
 
-_WS = " \t\r\n\u00a0\ufeff"
 #: a text that stops on one of these stopped in the middle of writing a value
 _OPEN_ENDS = ("{", "[", ",", ":")
 #: a comment between tokens: to the line's end, or to ``*/`` (one that never closes is no comment)
 _COMMENT = re.compile(r"//[^\n]*+|/\*(?:[^*]|\*(?!/))*+\*/")
-_WS_RUN = re.compile(r"[ \t\r\n\u00a0\ufeff]*")
-#: what may follow a value's closing quote: a separator, a closer, the next string (missing comma)
-_VALUE_FOLLOWERS = ',}]"'
 #: what may follow a stray quote that never closes: only closers, so the object was written whole
-_STRAY_QUOTE_TAIL = _WS + "}])"
-#: a double quote with no backslash before it
-_UNESCAPED_QUOTE = re.compile(r'(?<!\\)"')
-#: a ``+`` between a closed string and the next one opening (a long value written as pieces)
-_CONCATENATION = re.compile(r'[ \t\r\n]*+\+[ \t\r\n]*+"')
+_STRAY_QUOTE_TAIL = WS + "}])"
 #: a sign may stand apart from its digits (``- 5``, as a GLM reply wrote it)
 _NUMBER = re.compile(r"(?:[-+][ \t]?)?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _IDENT = re.compile(r"[A-Za-z_$][\w$\-]*")
@@ -55,7 +45,7 @@ _LITERALS: dict[str, tuple[Any, bool]] = {
 }
 
 
-class _LenientReader:
+class _LenientReader(LenientStrings):
     """One left-to-right pass that fixes what it can name and rejects the rest."""
 
     def __init__(self, text: str) -> None:
@@ -91,13 +81,13 @@ class _LenientReader:
 
     def skip_ws(self) -> None:
         text = self.text
-        i = _WS_RUN.match(text, self.i).end()
+        i = WS_RUN.match(text, self.i).end()
         while text.startswith("/", i):  # models annotate their JSON: // … and /* … */
             comment = _COMMENT.match(text, i)
             if comment is None:
                 break
             self.note(COMMENTS)
-            i = _WS_RUN.match(text, comment.end()).end()
+            i = WS_RUN.match(text, comment.end()).end()
         self.i = i
 
     def peek(self) -> str:
@@ -142,7 +132,7 @@ class _LenientReader:
         if ch == "\\" and self.text.startswith('\\"', self.i):
             self.note(ESCAPED_QUOTES)
             return self.read_escaped_string()
-        if ch == _TYPOGRAPHIC_OPEN:
+        if ch == TYPOGRAPHIC_OPEN:
             return self.read_typographic_string()
         if ch == "":
             raise self.error("expected a value, found end of text")
@@ -180,109 +170,6 @@ class _LenientReader:
         raise self.error(f"unexpected character {text[i]!r}")
 
     # -- strings
-
-    def read_string(self) -> str:
-        quote = self.text[self.i]
-        if quote == "'":
-            self.note(SINGLE_QUOTES)
-        end = quoted_string_end(self.text, self.i)
-        if end >= 0 and quote == '"' and _CONCATENATION.match(self.text, end):
-            joined = self.read_concatenation(end)
-            if joined is not None:
-                return joined
-        if end >= 0:
-            inner_end = self.past_inner_quotes(end)
-            if inner_end != end:  # (in a single-quoted string, an apostrophe: ``'Alison O'Brien'``)
-                self.note(INNER_QUOTES)
-                raw = self.text[self.i + 1 : inner_end - 1]
-                raw = _UNESCAPED_QUOTE.sub(r'\\"', raw) if quote == '"' else raw
-                self.i = inner_end
-                return self.decode_string_body(raw, quote)
-        if end < 0:  # unterminated: truncated output
-            self.note_cut_string()
-            raw = self.text[self.i + 1 :]
-            self.i = self.n
-        else:
-            raw = self.text[self.i + 1 : end - 1]
-            self.i = end
-        return self.decode_string_body(raw, quote)
-
-    def read_concatenation(self, end: int) -> str | None:
-        """``"a\\n" + "b"``: the pieces joined, when each is a whole string and the last one is
-        followed by what ends a value; else None (the quotes are then read as quotes inside one)."""
-        text, start = self.text, self.i
-        pieces: list[tuple[int, int]] = []  # each piece's body, decoded once all of them are known
-        while True:
-            pieces.append((start + 1, end - 1))
-            joiner = _CONCATENATION.match(text, end)
-            if joiner is None:
-                break
-            start = joiner.end() - 1
-            end = quoted_string_end(text, start)
-            if end < 0:
-                return None
-        follow = _WS_RUN.match(text, end).end()
-        if follow < self.n and text[follow] not in _VALUE_FOLLOWERS:
-            return None
-        self.note(STRING_CONCATENATION)
-        self.i = end
-        return "".join(self.decode_string_body(text[a:b], '"') for a, b in pieces)
-
-    def read_typographic_string(self) -> str:
-        """``“text”``: the text as written up to the closing ``”`` (no escapes: no JSON encoder wrote it)."""
-        self.note(TYPOGRAPHIC_QUOTES)
-        close = self.text.find(_TYPOGRAPHIC_CLOSE, self.i + 1)
-        if close < 0:  # unterminated: truncated output
-            self.note_cut_string()
-            raw, self.i = self.text[self.i + 1 :], self.n
-            return raw
-        raw, self.i = self.text[self.i + 1 : close], close + 1
-        return raw
-
-    def past_inner_quotes(self, end: int) -> int:
-        """Where a double-quoted value really ends, when quotes inside it were not escaped.
-
-        A value's closing quote is followed (after blanks) by ``,``, ``}``,
-        ``]``, another quote (a missing comma) or the end. A quote followed by
-        anything else (``lang="en">``, a word) cannot end the value: code and
-        HTML written into an argument carry such quotes. The value then runs to
-        the first quote that can end it; when none can, nothing changes.
-        """
-        text, n = self.text, self.n
-        at = end
-        while True:
-            follow = _WS_RUN.match(text, at).end()
-            if follow >= n or text[follow] in _VALUE_FOLLOWERS:
-                return at
-            if at >= self._no_value_end_from:
-                return end
-            at = quoted_string_end(text, at - 1)  # the quote that did not end it opens the next stretch
-            if at < 0:
-                # Every quote from ``end`` on was walked in vain; a later string would walk the
-                # same quotes again (quadratic over many strings), so remember where this began.
-                self._no_value_end_from = min(self._no_value_end_from, end)
-                return end
-
-    def read_escaped_string(self) -> str:
-        """A string opened with ``\\"`` (model escaped the quotes of a nested object)."""
-        start = self.i + 2
-        close = self.text.find('\\"', start)
-        if close < 0:
-            self.note_cut_string()
-            raw = self.text[start:]
-            self.i = self.n
-        else:
-            raw = self.text[start:close]
-            self.i = close + 2
-        return self.decode_string_body(raw, '"')
-
-    def decode_string_body(self, raw: str, quote: str) -> str:
-        text, escaped_controls = decoded_string(raw, quote)
-        if escaped_controls:
-            self.note(CONTROL_CHARS)
-        return text
-
-    # -- objects
 
     def read_object(self) -> dict[str, Any]:
         self.i += 1  # '{'
@@ -358,7 +245,7 @@ class _LenientReader:
             return self.read_escaped_string(), False
         if ch in "\"'":
             return self.read_quoted_key(ch)
-        if ch == _TYPOGRAPHIC_OPEN:
+        if ch == TYPOGRAPHIC_OPEN:
             return self.read_typographic_string(), False
         ident = _IDENT.match(self.text, self.i)
         if ident:
@@ -383,6 +270,8 @@ class _LenientReader:
         """
         if quote == "'":
             self.note(SINGLE_QUOTES)
+        else:
+            self.past_stray_opening_quote(":")
         start = self.i + 1
         text = self.text
         end = quoted_string_end(text, self.i)

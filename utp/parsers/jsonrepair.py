@@ -20,7 +20,8 @@ from typing import Any
 
 # The reader and the repair names live in jsonlenient and jsonrepairnames; they are imported here
 # so the families need one module for JSON.
-from utp.parsers.jsonlenient import _OPEN_ENDS, _WS, _LenientReader, quoted_string_end  # noqa: F401  (re-exported)
+from utp.parsers.jsonlenient import _OPEN_ENDS, _LenientReader, quoted_string_end  # noqa: F401  (re-exported)
+from utp.parsers.jsonlenientstrings import WS as _WS
 from utp.parsers.jsonrepairnames import (  # noqa: F401  (re-exported)
     BAD_SEPARATOR,
     CLOSED_TRUNCATED,

@@ -44,3 +44,6 @@ PYTHON_TUPLE = "Python tuples read as lists"
 PAIR_IN_ONE_STRING = "key=value written as one quoted key"
 #: ``"line 1\n" +\n"line 2"``: a long string written as JavaScript's (or Python's) ``+`` of pieces
 STRING_CONCATENATION = "joined string pieces written with +"
+#: ``{""city": …}``, ``[" "Paris"]``: a quote (and blanks) written before a string's own opening
+#: quote, a word glued to where that stray "string" closed (Qwen 3.5 4B's recorded replies)
+STRAY_OPENING_QUOTE = "dropped a stray quote before a string"

@@ -36,6 +36,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.families.harmony import MAX_HEADER, MESSAGE, TO_THE_READER
 from utp.parsers.familykit import NAME_ATTRIBUTE_HEAD, closer_bound, ended_before, make_call, read_json_at, unreadable
+from utp.parsers.flatcalls import after_result_opener
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.layout import markup_text, unindented
 from utp.parsers.nestedelements import ElementMarkup, ElementsBroken, ElementsCut, as_object, read_elements
@@ -99,11 +100,14 @@ _WRAPPERS = {
 }
 #: DeepSeek's ``string="true|false"`` attribute (``{n}``: which of the two places it stands in)
 STRING_ATTRIBUTE = r"\s+string\s*=\s*(?P<q{n}>[\"'])(?P<string{n}>[^\"'\n<>]{{0,16}})(?P=q{n})"
-#: ``name`` and an optional ``string`` attribute before or after it (DSML markup written without
+#: a parameter's declared type (``<parameter name="timeout" type="integer">30</parameter>``), as
+#: the tool's schema spells types
+_TYPE_ATTRIBUTE = r"\s+type\s*=\s*(?P<tq>[\"'])(?P<declared>[A-Za-z]{1,16})(?P=tq)"
+#: ``name`` and an optional ``string`` attribute before or after it, then perhaps a ``type`` (DSML markup written without
 #: its token: ``<invoke name="f"><parameter name="a" string="true">``)
 _PARAMETER = re.compile(
     rf"<({_PREFIX_GROUP})?parameter(?:{STRING_ATTRIBUTE.format(n=1)})?\s+name\s*=\s*(?P<kq>[\"'])?(?P<key>(?(kq)[^\"'\n<>]{{1,256}}|{_BARE_VALUE}))(?(kq)(?P=kq))"
-    rf"(?:{STRING_ATTRIBUTE.format(n=2)})?\s*>"
+    rf"(?:{STRING_ATTRIBUTE.format(n=2)})?(?:{_TYPE_ATTRIBUTE})?\s*>"
 )
 
 
@@ -133,6 +137,8 @@ class AnthropicXmlFamily(CallFamily):
             return _read_legacy_block(self.name, text, cursor, ctx, closed_at)
         if not wrapped and (bare := _INVOKE.match(text, cursor)) is not None and bare.group("q") is None:
             return None  # an unquoted name only inside a wrapper: alone it may be HTML in prose
+        if not wrapped and after_result_opener(text, pos):
+            return None  # ``<function_result> <invoke …>``: a result the model made up, not a call
         return read_invoke_block(self.name, text, cursor, ctx, SYNTAX, closed_at)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
@@ -208,6 +214,8 @@ def flagged_value(raw: str, parameter: re.Match[str], tool: Tool | None) -> tupl
     groups = parameter.groupdict()  # a dialect's parameter tag may have no string attribute at all
     flag = (groups.get("string1") or groups.get("string2") or "").strip().lower()
     schema = property_schema(tool, key)
+    if not schema and groups.get("declared"):  # no schema to type by: the model's own attribute does
+        schema = {"type": groups["declared"].lower()}
     if flag == "true":
         types = schema_types(schema)
         if not types or "string" in types:

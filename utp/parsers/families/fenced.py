@@ -42,6 +42,8 @@ from utp.types import ToolCall
 FENCE = "```"
 #: labels that declare the fence a call
 CALL_LABELS = frozenset({"tool_call", "tool_calls", "tool_code", "function_call", "function_calls", "tool_use", "tool", "functions"})
+#: a call label however its words are joined (``tool-call``, ``toolcall``: browser-ai's parser accepts them)
+_CALL_LABEL_SPELLINGS = {label.replace("_", ""): label for label in CALL_LABELS}
 #: labels that allow a call when the placement says so
 DATA_LABELS = frozenset({"", "json", "json5", "jsonc"})
 #: labels of a YAML body: read as the same call shapes, only for offered tools
@@ -179,7 +181,7 @@ def _label(text: str, pos: int) -> tuple[str | None, int]:
         return None, -1  # backticks on the opening line: not this fence's (the head agrees)
     if " " in label:
         return "-", nl + 1
-    return label, nl + 1
+    return _CALL_LABEL_SPELLINGS.get(label.replace("-", "").replace("_", ""), label), nl + 1
 
 
 #: a closing fence: at a line's start after blanks (models indent it with the block they wrote)

@@ -106,23 +106,33 @@ _BARE_HEAD = (
 )
 _NAME = re.compile(r"[^\s{}<>:,\[\]()]{1,256}")
 #: a key written bare: nothing the reader ends a key at (``=`` too: models write ``{city="Paris"}``)
+#: a return type written after a call inside the call tokens, as a declaration states it (``-> OBJECT``)
+_RETURN_TYPE = re.compile(r"[ \t]{0,8}+->[ \t]{0,8}+([A-Za-z_][\w.]{0,64}+)")
 _SAFE_KEY = re.compile(r"[^\s:,{}\[\]<>\"=]+\Z")
 
 
-def _doubled_braces(text: str, cursor: int, repairs: list[str]) -> tuple[dict[str, Any], int] | None:
-    """``{{...}}``: the arguments object inside braces written twice, as a Jinja template escapes
-    them (``call:write{{"content":"x"}}``); None unless the inner object reads whole and a ``}`` closes it."""
-    if not text.startswith("{{", cursor):
+def _object_inside(text: str, cursor: int, opener: str, closer: str, repair: str, repairs: list[str]) -> tuple[dict[str, Any], int] | None:
+    """The arguments object inside one more pair of brackets, read whole, else None.
+
+    ``{{...}}`` (``opener`` "{", ``closer`` "}"): braces written twice, as a Jinja template
+    escapes them (``call:write{{"content":"x"}}``); ``({...})``: the object passed as a
+    function's one argument (Gemma 4 E2B writes ``call:search({query:<|"|>x<|"|>}) -> OBJECT``,
+    a declaration's shape).
+    """
+    if not text.startswith(opener, cursor):
+        return None
+    brace = skip_space(text, cursor + 1)
+    if not text.startswith("{", brace):
         return None
     inner: list[str] = []
     try:
-        arguments, after = ValueReader(text, inner).object(cursor + 1, 1)
+        arguments, after = ValueReader(text, inner).object(brace, 1)
     except (Unreadable, RecursionError):
         return None
     after = skip_space(text, after)
-    if not text.startswith("}", after):
+    if not text.startswith(closer, after):
         return None
-    repairs.extend([*inner, "arguments inside doubled braces"])
+    repairs.extend([*inner, repair])
     return arguments, after + 1
 
 
@@ -170,7 +180,9 @@ class FunctionGemmaFamily(CallFamily):
                 else:  # a namespaced name, as MCP clients spell a server's tool (``call:mcp:lookup{...}``)
                     name = f"{name}:{second.group()}"
                 cursor = skip_space(text, second.end())
-            if text.startswith("(", cursor):
+            if (inside := _object_inside(text, cursor, "(", ")", "arguments object inside parentheses", repairs)) is not None:
+                arguments, cursor = inside
+            elif text.startswith("(", cursor):
                 repairs.append("arguments written in parentheses")
                 try:
                     arguments, cursor = ValueReader(text, repairs, paren=True).object(cursor, 1, close=")")
@@ -178,7 +190,7 @@ class FunctionGemmaFamily(CallFamily):
                     return self._unreadable(text, pos, closing, f"arguments of {name!r}: {exc} (offset {exc.offset})", calls, diagnostics)
                 except RecursionError:
                     return self._unreadable(text, pos, closing, f"arguments of {name!r} nested too deeply", calls, diagnostics)
-            elif (doubled := _doubled_braces(text, cursor, repairs)) is not None:
+            elif (doubled := _object_inside(text, cursor, "{", "}", "arguments inside doubled braces", repairs)) is not None:
                 arguments, cursor = doubled
             elif text.startswith("{", cursor):
                 try:
@@ -192,6 +204,9 @@ class FunctionGemmaFamily(CallFamily):
                 repairs.append(f"call to {name!r} has no '{{...}}' arguments")
             else:  # other text between the name and its arguments (``call:f<|channel>…{x:1}``): not run as f()
                 return self._unreadable(text, pos, closing, f"unexpected text after the name {name!r}", calls, diagnostics)
+            if (annotation := _RETURN_TYPE.match(text, cursor)) is not None:  # ``call:f({…}) -> OBJECT``
+                repairs.append(f"return type {annotation.group(1)!r} written after the call")
+                cursor = annotation.end()
             cursor, slashed = self._closer(text, cursor, repairs)
             # the next call's start token where this one's end token belongs: that one was left out
             reopened = not slashed and text.startswith(tuple(_BLOCKS), skip_space(text, cursor))

@@ -46,7 +46,7 @@ from utp.parsers.taggedjson import salvage_list, valid_json_before
 from utp.parsers.families.keyword_command import attribute_call
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, scan_json_value
-from utp.parsers.textscan import bounded_find, find_forward, skip_space
+from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 _DECODER = json.JSONDecoder()
@@ -189,9 +189,10 @@ class HermesFamily(CallFamily):
             # of the text (truncated output; a stream waits for the rest)
             limit, close, reopened = len(text), -1, -1
         else:
-            # JSON that needs repairs is read only up to where the tag opens again
+            # JSON that needs repairs is read only up to where the tag opens again, or to its
+            # closer cut off by the output's end (``{…}\n</tool``: clipped while it was written)
             reopened = find_forward(text, opener, cursor)
-            limit = min(limit, bound if reopened < 0 else reopened)
+            limit = min(limit, bound if reopened < 0 else reopened, _clipped_closer_at(text, closer))
         try:
             value, jend, repairs = decode_json_at(text, cursor, limit)
             if 0 <= reopened <= jend and CLOSED_TRUNCATED in repairs and string_open_at(text, cursor, reopened):
@@ -436,6 +437,12 @@ class HermesFamily(CallFamily):
         )
 
 
+
+
+def _clipped_closer_at(text: str, closer: str) -> int:
+    """Where the output ends with the start of ``closer`` (``</too``), else its length."""
+    at = text.rfind("<", max(0, len(text) - len(closer)))
+    return at if at >= 0 and is_proper_prefix(text, at, closer) else len(text)
 
 
 def _reopened_at_end(text: str, jend: int, opener: str) -> bool:

@@ -1,7 +1,8 @@
 """A call written as its name element and its arguments element, with no tag around them.
 
 ``<tool_name>get_weather</tool_name>`` then ``<arguments>{"city": "Paris"}</arguments>``
-(or one element per argument inside ``<arguments>``): the body of a Hermes-style
+(or one element per argument inside ``<arguments>``; the name also in ``<function_name>``, or
+in ``<function>`` as an identifier, koogagent's prompt format): the body of a Hermes-style
 ``<tool>`` call (:func:`utp.parsers.elements.named_element_call`) with its
 wrapper left out, as models write when a client's prompt describes calls as
 XML elements (mcp-client-for-ollama reads this shape). Several calls follow one
@@ -33,16 +34,18 @@ from utp.parsers.names import resolve_name
 from utp.parsers.textscan import find_forward, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
-#: the name elements read without a wrapper (``<name>`` alone is too common in XML data)
-TRIGGERS = ("<tool_name>", "<function_name>")
+#: the name elements read without a wrapper (``<name>`` alone is too common in XML data); in
+#: ``<function>`` only an identifier (the tag also wraps JSON calls, Hermes-style, and GLM's pairs)
+_NAME_TEXT = {"<tool_name>": r"[^<>\n]{1,200}", "<function_name>": r"[^<>\n]{1,200}", "<function>": r"[A-Za-z_][\w.:\-]{0,200}"}
+TRIGGERS = tuple(_NAME_TEXT)
 #: a name element's rest after its opening tag: a name and its closer
-_NAME_REST = {trigger: rf"[ \t]*+[^<>\n]{{1,200}}+</{trigger[1:]}" for trigger in TRIGGERS}
-_NAME = re.compile(r"<(tool_name|function_name)>[ \t]*([^<>\n]{1,200}?)[ \t]*</\1>")
+_NAME_REST = {trigger: rf"[ \t]*+{name}+[ \t]*+</{trigger[1:]}" for trigger, name in _NAME_TEXT.items()}
+_NAMES = {trigger: re.compile(rf"{re.escape(trigger)}[ \t]*({name}?)[ \t]*</{trigger[1:]}") for trigger, name in _NAME_TEXT.items()}
 #: the arguments element after the name (blank lines between them allowed)
 _ARGUMENT_TAGS = tuple(f"<{element}>" for element in ARGUMENT_ELEMENTS)
 _ARGUMENTS = re.compile(r"\s*<(" + "|".join(ARGUMENT_ELEMENTS) + r")>")
 #: an element after a lone name that is neither arguments nor the next call
-_OTHER_ELEMENT = re.compile(r"\s*<(?!tool_name>|function_name>)")
+_OTHER_ELEMENT = re.compile(r"\s*<(?!tool_name>|function_name>|function>)")
 _LINE_START = re.compile(r"(?:\A|\n)[ \t]*\Z")
 
 
@@ -55,10 +58,10 @@ class NameElementFamily(CallFamily):
     summary = "<tool_name>NAME</tool_name><arguments>{json} or elements</arguments>, no tag around them"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        named = _NAME.match(text, pos)
+        named = _NAMES[trigger].match(text, pos)
         if named is None or _LINE_START.search(text, max(0, pos - 200), pos) is None or after_result_opener(text, pos):
             return None  # in a sentence, or naming the tool of a result the model made up
-        name = named.group(2)
+        name = named.group(1)
         arguments = _ARGUMENTS.match(text, named.end())
         if arguments is None:
             if not resolve_name(name, ctx).known or _OTHER_ELEMENT.match(text, named.end()):
@@ -94,7 +97,7 @@ class NameElementFamily(CallFamily):
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Settled once the name element closed and what follows it shows whether arguments come."""
-        named = _NAME.match(text, pos)
+        named = _NAMES[trigger].match(text, pos)
         if named is None:
             return find_forward(text, "\n", pos) != -1 or len(text) - pos > 240
         longest = max(map(len, _ARGUMENT_TAGS))

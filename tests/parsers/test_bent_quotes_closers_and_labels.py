@@ -1,0 +1,199 @@
+"""Markup real replies bend a little: a stray quote, a clipped closer, a type attribute, a label spelled otherwise.
+
+Sources (transcribed outside the repository, see docs/accuracy.md):
+
+* a Go agent's Claude-style ``<invoke>`` test: ``<parameter name="timeout" type="integer">30</parameter>``;
+* jasontitus/mcpzim's on-device captures: Qwen 3.5 4B writing ``" "South Korea"`` and
+  ``{""place": …}``, a reply clipped inside ``</tool``, Gemma 4 E2B writing
+  ``call:search({…}) -> OBJECT``;
+* martinosk/easi: an ``<invoke>`` inside a ``<function_result>`` the model made up;
+* a Go gateway's DeepSeek log with ASCII bars spaced inside the token (``<| DSML | invoke``);
+* jakobhoeg/browser-ai: ```` ```tool-call ```` and ```` ```toolcall ```` fences;
+* monday8am/koogagent: ``<function>NAME</function>`` then ``<parameters>{…}</parameters>``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from utp.parsers import parse_response
+from utp.types import DiagnosticKind, Tool
+
+from .conftest import assert_every_cut_matches
+
+SEARCH = Tool("search", parameters={"type": "object", "properties": {"titles": {"type": "array"}, "place": {"type": "string"}, "kinds": {"type": "array"}, "radius_km": {"type": "number"}}})
+EXEC = Tool("exec", parameters={"type": "object", "properties": {}})
+WEATHER = Tool("GetWeather")
+LOCATED = Tool("GetWeatherFromLocation", parameters={"type": "object", "properties": {"latitude": {"type": "string"}}})
+TOOLS = [SEARCH, EXEC, WEATHER, LOCATED]
+
+
+def _calls(text: str, tools: list[Tool] | None = TOOLS) -> list[tuple[str, dict]]:
+    return [(c.name, c.arguments) for c in parse_response(text, tools=tools).tool_calls]
+
+
+# --- a parameter's type attribute ----------------------------------------------------------------
+
+def test_a_type_attribute_beside_a_parameter_name_keeps_the_parameter_and_types_it() -> None:
+    """The parameter was dropped as text that is not a parameter; ``exec`` offers no schema to type by."""
+    text = '<invoke name="exec">\n<parameter name="command">ls -la</parameter>\n<parameter name="timeout" type="integer">30</parameter>\n</invoke>'
+    assert _calls(text) == [("exec", {"command": "ls -la", "timeout": 30})]
+    assert_every_cut_matches(text, TOOLS, step=11)
+
+
+def test_the_schema_outranks_the_type_attribute() -> None:
+    text = '<function_calls><invoke name="search"><parameter name="place" type="integer">30</parameter></invoke></function_calls>'
+    assert _calls(text) == [("search", {"place": "30"})]
+
+
+# --- a stray quote before a string ---------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{"titles": ["North Korea", " "South Korea"]}', {"titles": ["North Korea", "South Korea"]}),
+        ('{""place":"north beach","kinds":["bar"],"radius_km":1}', {"place": "north beach", "kinds": ["bar"], "radius_km": 1}),
+        ('{""place":"North Beach", " "kinds":["museum"], " "radius_km":1}', {"place": "North Beach", "kinds": ["museum"], "radius_km": 1}),
+    ],
+)
+def test_a_stray_quote_before_a_string_is_dropped(arguments: str, expected: dict) -> None:
+    text = f'<tool_call>\n{{"name": "search", "arguments": {arguments}}}\n</tool_call>'
+    [call] = parse_response(text, tools=TOOLS).tool_calls
+    assert (call.name, call.arguments) == ("search", expected)
+    assert "dropped a stray quote before a string" in call.repairs
+    assert_every_cut_matches(text, TOOLS, step=13)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ('" "Hello" she said"', ' "Hello" she said'),  # the quote inside opens no string that ends as one
+        ('"say "hi" now"', 'say "hi" now'),
+        ('" "', " "),
+        ('""', ""),
+    ],
+)
+def test_quotes_inside_a_value_are_not_taken_for_a_stray_one(value: str, expected: str) -> None:
+    text = f'<tool_call>{{"name": "search", "arguments": {{"place": {value}}}}}</tool_call>'
+    assert _calls(text) == [("search", {"place": expected})]
+
+
+# --- a closer clipped by the output's end ----------------------------------------------------------
+
+@pytest.mark.parametrize("clipped", ["</tool", "</", "<", "</tool_call"])
+def test_a_closer_the_output_ends_inside_does_not_spoil_the_call_before_it(clipped: str) -> None:
+    """The JSON lacked its last brace too: the repair read ``</tool`` as part of it and gave up."""
+    text = '<tool_call>\n{"name": "search", "arguments": {"place": "North Beach", "kinds": ["restaurant"]}\n' + clipped
+    assert _calls(text) == [("search", {"place": "North Beach", "kinds": ["restaurant"]})]
+    assert_every_cut_matches(text, TOOLS, step=17)
+
+
+def test_text_cut_inside_a_string_is_still_truncated() -> None:
+    parsed = parse_response('<tool_call>\n{"name": "search", "arguments": {"place": "North </tool', tools=TOOLS)
+    assert parsed.tool_calls == []
+    assert [d.kind for d in parsed.diagnostics] == [DiagnosticKind.TRUNCATED]
+
+
+# --- a made-up result ---------------------------------------------------------------------------------
+
+def test_an_invoke_inside_a_result_the_model_wrote_is_no_call() -> None:
+    text = (
+        "I'll look that up.\n<function_calls> <invoke name=\"search\"> <parameter name=\"place\">acme</parameter> </invoke> </function_calls>"
+        ' <function_result> <invoke name="search"> {"applications": [{"name": "FakeApp"}]} </invoke> </function_calls>\n'
+        "Based on the results, you have one application."
+    )
+    assert _calls(text) == [("search", {"place": "acme"})]
+    assert_every_cut_matches(text, TOOLS, step=19)
+
+
+def test_an_invoke_after_prose_is_still_a_call() -> None:
+    assert _calls('Looking.\n<invoke name="search"><parameter name="place">Oslo</parameter></invoke>') == [("search", {"place": "Oslo"})]
+
+
+# --- Gemma 4 writing a declaration's shape ------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<|tool_call>call:exec({}) -> OBJECT<tool_call|>", ("exec", {})),
+        ('<|tool_call>call:search({place:<|"|>kangaroo<|"|>}) -> OBJECT<tool_call|>', ("search", {"place": "kangaroo"})),
+        ('<|tool_call>call:search{place:<|"|>k<|"|>} -> OBJECT<tool_call|>', ("search", {"place": "k"})),
+        ('<|tool_call>call:search(place: "x")<tool_call|>', ("search", {"place": "x"})),
+    ],
+)
+def test_an_object_in_parentheses_and_a_return_type_are_read_as_the_call(text: str, expected: tuple) -> None:
+    [call] = parse_response(text, tools=TOOLS).tool_calls
+    assert (call.name, call.arguments) == expected
+    assert_every_cut_matches(text, TOOLS, step=7)
+
+
+def test_a_return_type_outside_the_call_tokens_stays_prose() -> None:
+    text = "search({place: 1}) -> OBJECT"
+    assert _calls(text) == []
+
+
+# --- DeepSeek's token with ASCII bars spaced inside ------------------------------------------------------
+
+def test_ascii_bars_with_blanks_inside_the_dsml_token() -> None:
+    text = (
+        "Cek keduanya.\n\n<| DSML | tool_calls>\n<| DSML | invoke name=\"exec\">\n"
+        '<| DSML | parameter name="host" string="true">vps</| DSML | parameter>\n'
+        "</| DSML | invoke>\n</| DSML | tool_calls>"
+    )
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("exec", {"host": "vps"})]
+    assert parsed.content == "Cek keduanya."
+    assert_every_cut_matches(text, TOOLS, step=13)
+
+
+def test_the_spaced_token_in_prose_is_prose() -> None:
+    text = "DeepSeek writes <| DSML | tool_calls> before its invokes."
+    assert _calls(text) == [] and parse_response(text, tools=TOOLS).content == text
+
+
+# --- fence labels ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("label", ["tool-call", "toolcall", "Tool-Call", "tool-calls", "function-call"])
+def test_a_call_label_however_its_words_are_joined(label: str) -> None:
+    text = f'```{label}\n{{"name": "GetWeather"}}\n```'
+    assert _calls(text) == [("GetWeather", {})]
+    assert_every_cut_matches(text, TOOLS, step=5)
+
+
+def test_a_name_only_object_under_another_label_is_still_data() -> None:
+    assert _calls('Like this:\n```tool-calling-guide\n{"name": "GetWeather"}\n```\nThanks.') == []
+
+
+# --- the name in a <function> element ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<function>GetWeather</function>", [("GetWeather", {})]),
+        ("<function>  GetWeather  </function>", [("GetWeather", {})]),
+        ("Let me check that for you.\n<function>GetWeather</function>", [("GetWeather", {})]),
+        ('<function>GetWeatherFromLocation</function>\n<parameters>{"latitude": "48.8534"}</parameters>', [("GetWeatherFromLocation", {"latitude": "48.8534"})]),
+        ('<function>GetWeatherFromLocation</function>\n<parameters>  {"latitude": "1"}  </parameters>', [("GetWeatherFromLocation", {"latitude": "1"})]),
+    ],
+)
+def test_a_function_element_naming_the_call(text: str, expected: list) -> None:
+    assert _calls(text) == expected
+    assert_every_cut_matches(text, TOOLS, step=7)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<function>none</function>",  # the client's own no-call marker
+        "<function>GetLocation</function>",  # no such tool, no arguments: a mention
+        "The <function>GetWeather</function> element names it.",  # in a sentence
+        "<function>main</function>\n<file>a.c</file>",  # a record: other elements beside it
+    ],
+)
+def test_a_function_element_that_calls_nothing(text: str) -> None:
+    assert _calls(text) == []
+
+
+def test_json_and_glm_pairs_in_a_function_tag_keep_their_readings() -> None:
+    assert _calls('<function>{"name": "search", "arguments": {"place": "x"}}</function>') == [("search", {"place": "x"})]
+    assert _calls("<tool_call>search<arg_key>place</arg_key><arg_value>x</arg_value></tool_call>") == [("search", {"place": "x"})]
