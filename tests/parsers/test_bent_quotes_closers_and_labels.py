@@ -197,3 +197,70 @@ def test_a_function_element_that_calls_nothing(text: str) -> None:
 def test_json_and_glm_pairs_in_a_function_tag_keep_their_readings() -> None:
     assert _calls('<function>{"name": "search", "arguments": {"place": "x"}}</function>') == [("search", {"place": "x"})]
     assert _calls("<tool_call>search<arg_key>place</arg_key><arg_value>x</arg_value></tool_call>") == [("search", {"place": "x"})]
+
+
+# --- sets 47 and 48: an id under OpenAI's key, Obsidian Copilot's tag, a Gemma string the end token cut ------
+
+def test_a_call_object_opening_with_its_tool_call_id_is_a_call() -> None:
+    """carbocation/CarbocationLocalLLM: the object opened with ``tool_call_id``, which the scan's
+    list of call keys lacked (inside a tag it was read already)."""
+    text = '[\n  {"tool_call_id":"call-9","name":"search","parameters":{"place":"Swift"}},\n  {"name":"exec","arguments":{"value":42}}\n]'
+    assert _calls(text) == [("search", {"place": "Swift"}), ("exec", {"value": 42})]
+    assert _calls('{"tool_call_id": "c7", "output": "done"}') == []  # a result, no name
+
+
+OBSIDIAN = (
+    "I'll search your vault.\n\n<use_tool>\n<name>search</name>\n<place>piano</place>\n"
+    "<kinds>\n  <item>notes</item>\n  <item>pdf</item>\n</kinds>\n</use_tool>\n\nThen the web."
+)
+
+
+def test_obsidian_copilots_use_tool_tag_with_item_lists() -> None:
+    parsed = parse_response(OBSIDIAN, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("search", {"place": "piano", "kinds": ["notes", "pdf"]})]
+    assert parsed.content == "I'll search your vault.\nThen the web."
+    assert_every_cut_matches(OBSIDIAN, TOOLS, step=17)
+
+
+def test_items_of_elements_are_objects() -> None:
+    text = "<use_tool><name>search</name><kinds><item><a>1</a><b>x</b></item><item><a>2</a></item></kinds></use_tool>"
+    assert _calls(text) == [("search", {"kinds": [{"a": 1, "b": "x"}, {"a": 2}]})]
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["<item>a</item> and more", "<items>a</items>", "<p>Hi</p>"],
+)
+def test_other_markup_in_a_value_stays_its_text(value: str) -> None:
+    assert _calls(f"<use_tool><name>search</name><place>{value}</place></use_tool>") == [("search", {"place": value})]
+
+
+def test_an_empty_name_element_names_no_tool_called_name() -> None:
+    text = "<use_tool>\n<name></name>\n<param>value</param>\n</use_tool>\n\n<use_tool>\n<name>search</name>\n<place>x</place>\n</use_tool>"
+    assert _calls(text) == [("search", {"place": "x"})]
+
+
+def test_use_tool_in_prose_is_prose() -> None:
+    text = "Wrap each call in a <use_tool> tag."
+    assert _calls(text) == [] and parse_response(text, tools=TOOLS).content == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<|tool_call>call:search{place:<|"|>hello world<tool_call|>',
+        "<start_function_call>call:search{place:<escape>hi<end_function_call>",
+    ],
+)
+def test_a_string_the_end_token_cut_off_is_not_run(text: str) -> None:
+    """Sources disagree (SharpInference runs it, hoshi does not); the value may have been cut, so
+    nothing runs and the block is reported."""
+    parsed = parse_response(text, tools=TOOLS)
+    assert parsed.tool_calls == [] and parsed.diagnostics
+    assert_every_cut_matches(text, TOOLS, step=3)
+
+
+def test_a_closing_quote_written_later_keeps_the_end_token_inside_the_string() -> None:
+    text = '<|tool_call>call:search{place:<|"|>see <tool_call|> here<|"|>}<tool_call|>'
+    assert _calls(text) == [("search", {"place": "see <tool_call|> here"})]
+    assert_every_cut_matches(text, TOOLS, step=3)

@@ -51,9 +51,36 @@ def child_elements(inner: str, decode: bool = True) -> dict[str, Any] | None:
         raw = unindented(inner[opening.end() : close]).strip()
         if raw.startswith(_CDATA_OPEN) and raw.endswith(_CDATA_CLOSE):  # markup-free text, as XML quotes it
             out[key] = unwrap_cdata(raw)
+        elif decode and (items := item_list(raw)) is not None:
+            out[key] = items
         else:
             out[key] = json_or_text(raw) if decode else raw
         at = close + len(key) + 3
+
+
+_ITEM_OPEN, _ITEM_CLOSE = "<item>", "</item>"
+
+
+def item_list(raw: str) -> list[Any] | None:
+    """``<item>a</item><item>b</item>`` → ``["a", "b"]``, XML's way to write an array (Obsidian
+    Copilot's tool format); an item of elements is an object. None unless ``raw`` is only items."""
+    if not raw.startswith(_ITEM_OPEN):
+        return None
+    items: list[Any] = []
+    at = 0
+    while at < len(raw):
+        if not raw.startswith(_ITEM_OPEN, at):
+            return None
+        close = raw.find(_ITEM_CLOSE, at + len(_ITEM_OPEN))
+        if close < 0:
+            return None
+        body = unindented(raw[at + len(_ITEM_OPEN) : close]).strip()
+        fields = child_elements(body) if body.startswith("<") else None
+        items.append(fields if fields else json_or_text(body))
+        at = close + len(_ITEM_CLOSE)
+        while at < len(raw) and raw[at].isspace():
+            at += 1
+    return items
 
 
 #: an argument element's opening tag, maybe with attributes: ``<replicas type="int">``
@@ -94,6 +121,8 @@ def _element_value(tag: str, body: str, attributes: str, depth: int) -> Any:
     raw = body.strip()
     if tag in ARGUMENT_ELEMENTS and raw.startswith("<") and depth < _MAX_NESTING and _only_elements(raw):
         return elements_to_dict(raw, depth + 1)
+    if (items := item_list(raw)) is not None:
+        return items
     declared = _TYPE_ATTRIBUTE.search(attributes) if attributes else None
     if declared is not None:
         return typed_value(raw, {"type": declared.group(1)})

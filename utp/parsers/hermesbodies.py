@@ -11,7 +11,7 @@ import re
 
 from utp.parsers.base import STREAM_LOOKAHEAD, Extraction, ParseContext
 from utp.parsers.callshape import build_call, unparseable
-from utp.parsers.elements import OPEN_ELEMENT, child_elements
+from utp.parsers.elements import NAME_ELEMENTS, OPEN_ELEMENT, child_elements
 from utp.parsers.familykit import unreadable
 from utp.parsers.pyliteral import LiteralError
 from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
@@ -122,8 +122,8 @@ def named_element_body(family: str, text: str, pos: int, cursor: int, opener: st
     if element is None or _PARAMETERS_NEXT.match(text, element.end()) is None:
         return None
     name = element.group(1)
-    if opener == f"<{name}>" or (not strong and ctx.tool(name) is None):
-        return None
+    if opener == f"<{name}>" or name in NAME_ELEMENTS or (not strong and ctx.tool(name) is None):
+        return None  # (``<name></name>`` left empty names no tool called "name")
     reopened = find_forward(text, opener, element.end())
     bound = len(text) if reopened < 0 else reopened
     element_close = text.find(f"</{name}>", element.end(), bound)

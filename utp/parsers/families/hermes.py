@@ -3,7 +3,8 @@
 The format NousResearch's Hermes models, Qwen 2.5/3 and many fine-tunes are
 trained on, plus the tag names models drift to when a prompt shows them
 (``<tools>`` — the SDD's P0 Qwen modelfile case —, ``<function_call>``,
-``<tool_use>``, ``<tool>``, ``<functioncall>``, Nemotron-Mini's ``<toolcall>``), and the same shape under
+``<tool_use>``, ``<tool>``, ``<functioncall>``, Nemotron-Mini's ``<toolcall>``, Obsidian Copilot's
+``<use_tool>``), and the same shape under
 vendor tag names: Meituan LongCat-Flash's ``<longcat_tool_call>`` and
 rednote dots.llm1's ``<dots_function_call>`` (vLLM's longcat and dots
 parsers; an ``<invoke name=...>`` body inside the dots tag is the
@@ -54,7 +55,7 @@ _DECODER = json.JSONDecoder()
 _MAX_LENIENT_VALUES = 8
 
 #: tags whose body is certainly meant as a call: unreadable JSON there is reported
-_STRONG = ("tool_call", "function_call", "tool_use", "functioncall", "toolcall", "longcat_tool_call", "dots_function_call")
+_STRONG = ("tool_call", "function_call", "tool_use", "use_tool", "functioncall", "toolcall", "longcat_tool_call", "dots_function_call")
 #: tags models also use for other things (prompt echo, answers): unreadable means "not a call"
 _WEAK = ("tools", "tool", "response", "function", "tool_code")
 _TAGS = _STRONG + _WEAK

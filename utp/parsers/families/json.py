@@ -59,7 +59,7 @@ _OBJECT_START = re.compile(r"\{\s*\\?[\"']?([A-Za-z_][\w\-]*)")
 _LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
 #: keys a call object (or a ``tool_calls`` wrapper: xLAM v1 puts its "thought" first, AutoGPT its
 #: "thoughts" before the "command") may open with
-_CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS) | ROUTING_KEYS | THOUGHT_KEYS | {"arguments", "parameters", "args", "input", "type", "id", "role", "response"}
+_CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS) | ROUTING_KEYS | THOUGHT_KEYS | {"arguments", "parameters", "args", "input", "type", "id", "call_id", "tool_call_id", "role", "response"}
 #: LangChain's agent blob opens with one of these, an echoed OpenAI message may with its "content",
 #: an agent's envelope with its "response" beside its "actions", a schema-forced reply with its
 #: "message" beside the call: only quoted (``{Action: ...`` is ReAct prose)
