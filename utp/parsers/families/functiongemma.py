@@ -105,9 +105,9 @@ _BARE_HEAD = (
     rf"|(?:(?<=[>\]]call:)|(?<=[>\]][ \t]call:))[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY}))"
 )
 _NAME = re.compile(r"[^\s{}<>:,\[\]()]{1,256}")
-#: a key written bare: nothing the reader ends a key at (``=`` too: models write ``{city="Paris"}``)
 #: a return type written after a call inside the call tokens, as a declaration states it (``-> OBJECT``)
 _RETURN_TYPE = re.compile(r"[ \t]{0,8}+->[ \t]{0,8}+([A-Za-z_][\w.]{0,64}+)")
+#: a key written bare: nothing the reader ends a key at (``=`` too: models write ``{city="Paris"}``)
 _SAFE_KEY = re.compile(r"[^\s:,{}\[\]<>\"=]+\Z")
 
 
