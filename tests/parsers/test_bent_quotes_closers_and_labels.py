@@ -264,3 +264,77 @@ def test_a_closing_quote_written_later_keeps_the_end_token_inside_the_string() -
     text = '<|tool_call>call:search{place:<|"|>see <tool_call|> here<|"|>}<tool_call|>'
     assert _calls(text) == [("search", {"place": "see <tool_call|> here"})]
     assert_every_cut_matches(text, TOOLS, step=3)
+
+
+# --- sets 49 and 50: a string property written as a JSON string, displays, wrappers, Qwen3.5's bent closers ------
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call><function=search><parameter=place>"Berlin"</parameter></function></tool_call>',
+        '<tool_call>search<arg_key>place</arg_key><arg_value>"Berlin"</arg_value></tool_call>',
+        '<minimax:tool_call><invoke name="search"><parameter name="place">"Berlin"</parameter></invoke></minimax:tool_call>',
+    ],
+)
+def test_a_string_property_written_as_one_json_string_holds_what_is_inside(text: str) -> None:
+    """MLXFoundationModel's tests (and two held-out sources) unquote; Mference keeps the quotes.
+    A raw-text format's string value was kept as ``"Berlin"``, quotes and all."""
+    assert _calls(text) == [("search", {"place": "Berlin"})]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [('"a" and "b"', '"a" and "b"'), ('say "hi"', 'say "hi"'), ('"x\\ny"', "x\ny"), ('"', '"')],
+)
+def test_only_a_whole_json_string_is_unquoted(value: str, expected: str) -> None:
+    text = f"<tool_call><function=search><parameter=place>{value}</parameter></function></tool_call>"
+    assert _calls(text) == [("search", {"place": expected})]
+
+
+def test_tool_call_display_in_brackets() -> None:
+    text = 'Checking.\n[Tool call: search({"place":"Berlin"})]'
+    assert _calls(text) == [("search", {"place": "Berlin"})]
+    assert_every_cut_matches(text, TOOLS, step=5)
+    assert _calls("the [Tool call: search] label") == []
+
+
+def test_geminis_function_call_wrapper_written_as_text() -> None:
+    text = '{\n  "functionCall": {\n    "name": "search",\n    "args": {"place": "x"}\n  }\n}'
+    assert _calls(text) == [("search", {"place": "x"})]
+    assert_every_cut_matches(text, TOOLS, step=9)
+
+
+def test_the_name_written_again_under_another_name_key() -> None:
+    assert _calls('{"name":"search","tool":"search","arguments":{"place":"Paris"}}') == [("search", {"place": "Paris"})]
+    assert _calls('{"name":"search","tool":"exec","arguments":{"place":"Paris"}}') == []  # which one?
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<|tool_call>call:search{'place':'Berlin'}<tool_call|>", ("search", {"place": "Berlin"})),
+        ("<|tool_call>call:google:mcp:docs:create-pdf(title='Q2', options={pages:2})<tool_call|>",
+         ("google:mcp:docs:create-pdf", {"title": "Q2", "options": {"pages": 2}})),
+    ],
+)
+def test_gemma_single_quoted_keys_and_deep_namespaces(text: str, expected: tuple) -> None:
+    [call] = parse_response(text, tools=None).tool_calls
+    assert (call.name, call.arguments) == expected
+    assert_every_cut_matches(text, None, step=7)
+
+
+#: saorsa-labs/fae's recorded Qwen3.5 replies under mlx-swift-lm
+FAE_BENT_CLOSER = "<tool_call>\n<function=search>\n<parameter=place>\nDocuments/todo.txt\n</parameter>\n</function\n</function!"
+FAE_KEY_ELEMENT = "<tool_call>\n<function=search>\n<place>\n~/Documents/todo.txt\n</parameter>\n</function\n</tool_call>"
+
+
+def test_qwen35_bent_function_closer_and_a_key_element_closed_as_a_parameter() -> None:
+    assert _calls(FAE_BENT_CLOSER) == [("search", {"place": "Documents/todo.txt"})]
+    assert _calls(FAE_KEY_ELEMENT) == [("search", {"place": "~/Documents/todo.txt"})]
+    for text in (FAE_BENT_CLOSER, FAE_KEY_ELEMENT):
+        assert_every_cut_matches(text, TOOLS, step=5)
+
+
+def test_a_key_element_the_tool_does_not_take_is_not_an_argument() -> None:
+    parsed = parse_response("<tool_call>\n<function=search>\n<colour>\nred\n</parameter>\n</function>\n</tool_call>", tools=TOOLS)
+    assert parsed.tool_calls == [] and parsed.diagnostics

@@ -47,8 +47,9 @@ CALL_LIST_KEYS = ("tool_calls", "function_calls", "actions")
 #: keys of an object that carries one call: OpenAI's legacy ``{"role": "assistant", "function_call":
 #: {"name": ..., "arguments": "..."}}`` echoed into the content, its singular ``tool_call``, and the
 #: ``command`` of agents' JSON replies (SWE-agent's ``{"thought": ..., "command": {call}}``), and the
-#: ``tool_request`` mcp-client-for-ollama asks its models for (``{"thoughts": ..., "tool_request": {call}}``)
-CALL_WRAPPER_KEYS = ("function_call", "tool_call", "command", "tool_request")
+#: ``tool_request`` mcp-client-for-ollama asks its models for (``{"thoughts": ..., "tool_request": {call}}``),
+#: and Gemini's ``functionCall`` (keys compare lower-cased)
+CALL_WRAPPER_KEYS = ("function_call", "functioncall", "tool_call", "command", "tool_request")
 #: what may sit beside that list without making the object something else
 _CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "answer", "response", "role", "type", "id"}
 #: Text Generation Inference's tool grammar makes the model write ``{"function": {"_name": NAME,
@@ -140,6 +141,8 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
     arg_key = _arguments_key(obj, arg_keys)
     beside = _BESIDE_NAME_AND_ARGUMENTS if arg_keys else _META_KEYS
     for norm in keys:
+        if norm in NAME_KEYS and obj[keys[norm]] == obj[name_key]:
+            continue  # the name written again under another name key (``"name": "f", "tool": "f"``)
         if norm not in beside and keys[norm] is not name_key and keys[norm] not in arg_keys and not _says_call(norm, obj[keys[norm]]):
             return None
         if norm in _MESSAGE_KEYS and type(obj[keys[norm]]) is not str:

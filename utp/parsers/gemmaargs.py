@@ -119,6 +119,12 @@ class ValueReader:
             except ValueError:
                 raise Unreadable("bad double-quoted key", i) from None
             return str(key), end
+        if text.startswith("'", i):  # ``{'city':'Berlin'}``: Python's quotes around a key
+            end = quoted_string_end(text, i)
+            if end == -1 or "'" in text[i + 1 : end - 1] or (self.bare and not _BARE_KEY.match(text[i + 1 : end - 1])):
+                raise Unreadable("bad single-quoted key", i)
+            self.repairs.append("single-quoted key read as its text")
+            return text[i + 1 : end - 1], end
         j = i
         ends = self.key_ends
         while j < len(text) and text[j] not in ends:

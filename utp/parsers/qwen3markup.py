@@ -291,3 +291,28 @@ class _ParameterReader:
 
     def _keep(self, key: str, raw: str) -> None:
         self.arguments[key] = typed_value(raw, property_schema(self.tool, key), untyped="json")
+
+
+#: ``</function`` with its ``>`` left out (Qwen3.5 under mlx-swift-lm closes nearly every call so),
+#: followed by something other than the ``>``, a name character or ``=`` (so a stream that has
+#: only seen ``</function`` so far waits for the next character)
+BENT_FUNCTION_END = re.compile(r"</function(?=[^>\w=])")
+#: one argument opened as an element named by its key and closed as a parameter: ``<path>a</parameter>``
+_KEY_OPENED_PARAMETER_CLOSED = re.compile(r"\s*+<([A-Za-z_][\w.\-]{0,255}+)>([\s\S]*?)</parameter>")
+
+
+def key_elements_closed_as_parameters(body: str, tool: Any) -> dict[str, str] | None:
+    """``<path>\na.txt\n</parameter>``: each argument opened by its key as an element and closed with
+    ``</parameter>`` (Qwen3.5 mixing the two spellings); None unless the body is only those and,
+    where the tool lists its parameters, every key is one of them. Values are the raw text, trimmed."""
+    values: dict[str, str] = {}
+    at = 0
+    while at < len(body):
+        if not body[at:].strip():
+            break
+        match = _KEY_OPENED_PARAMETER_CLOSED.match(body, at)
+        if match is None or (tool is not None and tool.properties and match.group(1) not in tool.properties):
+            return None
+        values[match.group(1)] = match.group(2).strip()
+        at = match.end()
+    return values or None

@@ -88,8 +88,21 @@ def _unescaped_container(raw: str) -> Any:
     return value
 
 
+def _as_string(raw: str) -> Any:
+    """The text, or the string inside when the whole value is one JSON string (``"Berlin"``):
+    models JSON-encode raw-text values by habit, and a string property holds what is inside."""
+    text = raw.strip()
+    if len(text) < 2 or text[0] != '"' or text[-1] != '"':
+        return raw
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return raw
+    return value if isinstance(value, str) else raw
+
+
 _CONVERTERS = {
-    "string": lambda raw: raw,
+    "string": _as_string,
     "integer": _as_integer,
     "number": _as_number,
     "boolean": _as_boolean,

@@ -174,10 +174,10 @@ class FunctionGemmaFamily(CallFamily):
             if missing_prefix:
                 repairs.append(f"no 'call:' before {name!r}")
                 missing_prefix = False
-            if text.startswith(":", cursor) and (second := _NAME.match(text, cursor + 1)) is not None:
+            while text.startswith(":", cursor) and (second := _NAME.match(text, cursor + 1)) is not None:
                 if second.group() == name:
                     repairs.append(f"name {name!r} written twice")
-                else:  # a namespaced name, as MCP clients spell a server's tool (``call:mcp:lookup{...}``)
+                else:  # a namespaced name, as MCP clients spell a server's tool (``call:mcp:lookup{...}``, deeper too)
                     name = f"{name}:{second.group()}"
                 cursor = skip_space(text, second.end())
             if (inside := _object_inside(text, cursor, "(", ")", "arguments object inside parentheses", repairs)) is not None:

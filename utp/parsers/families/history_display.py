@@ -7,7 +7,7 @@ line is a call: the tool's name, its arguments in parentheses (a JSON object,
 or Python-style keywords), the closing bracket. Python-style arguments are
 read as the pythonic family reads them, typed by the offered tool.
 
-Also the display ``[Calling tool: f with arguments: {"a": 1}]``, whose object a
+Also ``[Tool call: f({"a": 1})]``, the display ``[Calling tool: f with arguments: {"a": 1}]``, whose object a
 client may print with typographic quotes (``{“a”: “x”}``: read as quotes), and
 OpenClaw's ``[Tool Call: f (ID: call_1)] Arguments: {"a": 1}`` (the id is the
 client's, not an argument), and an agent's lines ``Tool call: f (path: main.go)`` for offered tools,
@@ -30,6 +30,9 @@ from utp.parsers.yamlarguments import keyed_arguments
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 TRIGGER = "[Calling tool:"
+#: the bracketed displays read alike: the name, then its arguments in parentheses (MLXFoundationModel's
+#: tests write ``[Tool call: f({"a": 1})]``)
+BRACKETED = (TRIGGER, "[Tool call:")
 #: the name and the opening parenthesis after the trigger
 _NAME = re.compile(r"[ \t]*([A-Za-z_][\w.\-]{0,127})[ \t]*(?=\(|with arguments:)")
 HEAD = r"[ \t]*+[A-Za-z_][\w.\-]{0,127}+[ \t]*+(?:\(|with arguments:)"
@@ -56,8 +59,8 @@ class HistoryDisplayFamily(CallFamily):
     name = "history_display"
     priority = 50
     declared_triggers = static_triggers(
-        (TRIGGER, TOOL_CALL_TRIGGER),
-        {TRIGGER: HEAD, TOOL_CALL_TRIGGER: _TOOL_CALL_LINE.replace("(", "(?:", 1)},
+        (*BRACKETED, TOOL_CALL_TRIGGER),
+        {**dict.fromkeys(BRACKETED, HEAD), TOOL_CALL_TRIGGER: _TOOL_CALL_LINE.replace("(", "(?:", 1)},
     )
     aliases = ("calling_tool",)
     summary = '[Calling tool: f({"a": 1})] (a client\'s display of past calls, imitated)'
@@ -75,7 +78,7 @@ class HistoryDisplayFamily(CallFamily):
             return self._tool_call_line(text, pos)
         if trigger.startswith(LINE_TRIGGER):
             return self._call_lines(text, pos, ctx)
-        named = _NAME.match(text, pos + len(TRIGGER))
+        named = _NAME.match(text, pos + len(trigger))
         if named is None:
             return None
         name, paren = named.group(1), named.end()

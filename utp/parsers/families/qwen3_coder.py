@@ -25,8 +25,8 @@ from utp.parsers.familykit import ended_before, make_call, read_json_at, render_
 from utp.parsers.typedvalues import property_schema, typed_value
 from utp.parsers.scanloop import call_span_limit
 from utp.parsers.qwen3markup import (
-    BLOCKS, CLOSE, FUNCTION, FUNCTION_END, KEY_ELEMENT, MAX_NAME, NEXT_CALL, OPEN, PARAMETER, PARAMETER_END, TAGGED_PARAMETER,
-    name_settled, quoted_at, read_name, read_parameters, read_unclosed_name,
+    BENT_FUNCTION_END, BLOCKS, CLOSE, FUNCTION, FUNCTION_END, KEY_ELEMENT, MAX_NAME, NEXT_CALL, OPEN, PARAMETER, PARAMETER_END,
+    TAGGED_PARAMETER, key_elements_closed_as_parameters, name_settled, quoted_at, read_name, read_parameters, read_unclosed_name,
 )
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space, space_before
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -146,13 +146,18 @@ class Qwen3CoderFamily(CallFamily):
         if not text[at + len(FUNCTION)].isalnum() and quoted_at(text, at + len(FUNCTION)):
             repairs.append(f"quotes dropped around the name {name!r}")
         end = find_forward(text, FUNCTION_END, cursor)
+        end_length = len(FUNCTION_END)
+        # (looked for only up to the next call's opener: a flood of unclosed calls stays linear)
+        if end == -1 and (bent := BENT_FUNCTION_END.search(text, cursor, _next_opener(text, cursor))) is not None:
+            end, end_length = bent.start(), len(FUNCTION_END) - 1
+            repairs.append(f"'>' supplied to {FUNCTION_END[:-1]}")
         # a bare call's </function> left out before a stray block closer: that closer ends it
         close = find_forward(text, closer or CLOSE, cursor) if closer or end == -1 else -1
         if close != -1 and end != -1 and close < end and not _call_starts_between(text, close, end):
             close = -1  # "</tool_call>" inside a value, not the end of this call
         closed_in_value = False
         # (searched up to the end of this call's </function>: a call opening there may be empty)
-        following = NEXT_CALL.search(text, cursor, len(text) if end == -1 else end + len(FUNCTION_END))
+        following = NEXT_CALL.search(text, cursor, len(text) if end == -1 else end + end_length)
         if following is not None and (close == -1 or following.start() < close):
             end = after = following.start()  # the template never nests calls: this one's closers were left out
             repairs.append(f"missing {FUNCTION_END} before the next {FUNCTION}")
@@ -168,7 +173,7 @@ class Qwen3CoderFamily(CallFamily):
             repairs.append(f"missing </function> before {closer or CLOSE}")
             closed_in_value = _inside_open_value(text, cursor, close)
         else:
-            after = end + len(FUNCTION_END)
+            after = end + end_length
         body_start = skip_space(text, cursor, end)
         if text.startswith("{", body_start):
             arguments = self._json_body(text, body_start, end, repairs)
@@ -179,6 +184,9 @@ class Qwen3CoderFamily(CallFamily):
             if not arguments and (keyed := child_elements(text[cursor:end], decode=False)):  # ``<path>.</path>``
                 arguments = {k: typed_value(v, property_schema(ctx.tool(name), k), untyped="json") for k, v in keyed.items()}
                 repairs.append("arguments written as elements named by their keys, not <parameter=...> tags")
+            elif not arguments and (keyed := key_elements_closed_as_parameters(text[cursor:end], ctx.tool(name))):
+                arguments = {k: typed_value(v, property_schema(ctx.tool(name), k), untyped="json") for k, v in keyed.items()}
+                repairs.append("arguments opened as elements named by their keys and closed with </parameter>")
             if not arguments and text[cursor:end].strip():
                 return unreadable(self.name, text, at, after, f"the body of {name!r} holds text but no <parameter=...> tag")
         call = make_call(self.name, name, arguments, text[at:after], at, repairs, diagnostics)
@@ -225,3 +233,9 @@ class Qwen3CoderFamily(CallFamily):
             lines += [FUNCTION_END, CLOSE]
             blocks.append("\n".join(lines))
         return "\n".join(blocks)
+
+
+def _next_opener(text: str, cursor: int) -> int:
+    """Where the next ``<function=`` opens after ``cursor`` (the text's end when none does)."""
+    opener = find_forward(text, FUNCTION, cursor)
+    return len(text) if opener == -1 else opener
