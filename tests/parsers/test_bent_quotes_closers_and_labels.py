@@ -338,3 +338,26 @@ def test_qwen35_bent_function_closer_and_a_key_element_closed_as_a_parameter() -
 def test_a_key_element_the_tool_does_not_take_is_not_an_argument() -> None:
     parsed = parse_response("<tool_call>\n<function=search>\n<colour>\nred\n</parameter>\n</function>\n</tool_call>", tools=TOOLS)
     assert parsed.tool_calls == [] and parsed.diagnostics
+
+
+# --- sets 51 and 52: a server's prefix on the name, a module beside it, a name whose '>' never came -------------
+
+def test_an_mcp_servers_prefix_before_an_offered_tools_name_resolves_to_the_tool() -> None:
+    """collabo_ide's model wrote ``call:collabo_ide:read_file{…}``; the name was left unknown."""
+    text = "Reading <|tool_call>call:collabo_ide:search{place:'test.py'}<tool_call|> ok"
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("search", {"place": "test.py"})]
+    assert _calls('<tool_call>{"name": "srv:nosuch", "arguments": {}}</tool_call>') == [("srv:nosuch", {})]  # flagged unknown
+
+
+def test_a_module_beside_the_name_is_routing_not_a_refusal() -> None:
+    text = '[\n  {"type": "function", "function": {"name": "search", "module": "web", "arguments": {"place": "x"}}}\n]'
+    assert _calls(text) == [("search", {"place": "x"})]
+
+
+def test_a_function_name_whose_angle_bracket_never_came_before_the_block_closer() -> None:
+    """A Go agent's recorded Qwen reply: ``<function=NAME`` then the block's closer, no arguments."""
+    text = "<tool_call>\n<function=search\n\n</tool_call>"
+    assert _calls(text) == [("search", {})]
+    assert_every_cut_matches(text, TOOLS, step=3)
+    assert _calls("<tool_call>\n<function=search hello\n\n</tool_call>") == []

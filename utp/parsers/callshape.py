@@ -30,9 +30,10 @@ THOUGHT_KEYS = frozenset({"thought", "thoughts", "reasoning"})
 _MESSAGE_KEYS = frozenset({"message", "content", "response", "text", "answer"})
 #: what may sit beside a flat call's name and arguments (``{"name": "f", "id": 1, "a": 2}``)
 FLAT_BESIDE = frozenset(_META_KEYS | THOUGHT_KEYS)
-#: which MCP server the tool lives on: camel-ai's MCP agent writes ``server_idx`` before ``tool_name``
-#: and ``tool_args``; routing, not an argument, so it may sit beside them as the ids do
-ROUTING_KEYS = frozenset({"server_idx", "server_id", "server_name"})
+#: which MCP server (or module) the tool lives on: camel-ai's MCP agent writes ``server_idx`` before
+#: ``tool_name`` and ``tool_args``, a Rust Ollama client's models ``"module": "math"`` beside the name;
+#: routing, not an argument, so it may sit beside them as the ids do
+ROUTING_KEYS = frozenset({"server_idx", "server_id", "server_name", "module"})
 _META_KEYS |= ROUTING_KEYS
 #: what may sit beside a name and an arguments key
 _BESIDE_NAME_AND_ARGUMENTS = frozenset(_META_KEYS | THOUGHT_KEYS | _MESSAGE_KEYS)

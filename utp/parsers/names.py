@@ -133,6 +133,8 @@ def _resolve_words(name: str, index: "_NameIndex") -> NameMatch:
     call_id = _CALL_ID.fullmatch(key)
     if call_id is not None and len(found := index.normalized.get(call_id.group(1), [])) == 1:
         return NameMatch(found[0], "normalized", True)  # a call id where the name belongs
+    if ":" in key and len(found := index.normalized.get(key.rpartition(":")[2], [])) == 1:
+        return NameMatch(found[0], "normalized", True)  # an MCP server's name before the tool's (``ide:read_file``)
     if key and len(key) > MAX_EDITS + 1:
         close = [
             candidates[0]

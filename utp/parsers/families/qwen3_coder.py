@@ -134,7 +134,7 @@ class Qwen3CoderFamily(CallFamily):
         if header is None and closer:  # inside the block a call is meant: a '>' left out is supplied
             header = read_unclosed_name(text, at + len(FUNCTION))
             body = skip_space(text, header[1]) if header is not None else -1
-            if header is None or not (text.startswith(PARAMETER, body) or text.startswith(FUNCTION_END, body)):
+            if header is None or not text.startswith((PARAMETER, FUNCTION_END, closer), body):
                 header = None
             elif ctx.has_tools and not names_offered_tool(header[0], ctx):
                 header = None  # broken markup naming no offered tool: reported, not made a call
