@@ -10,6 +10,7 @@ bounded so that many strings in one document stay linear.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from utp.parsers.jsonrepairnames import (
     CONTROL_CHARS, INNER_QUOTES, SINGLE_QUOTES, STRAY_OPENING_QUOTE, STRING_CONCATENATION, TYPOGRAPHIC_QUOTES,
@@ -30,16 +31,13 @@ _CONCATENATION = re.compile(r'[ \t\r\n]*+\+[ \t\r\n]*+"')
 class LenientStrings:
     """String reading for the lenient reader (see the module doc)."""
 
+    # the reader's state and its recording of repairs, which these methods use
     text: str
     i: int
     n: int
     _no_value_end_from: int
-
-    def note(self, repair: str) -> None:  # pragma: no cover - the reader's
-        raise NotImplementedError
-
-    def note_cut_string(self) -> None:  # pragma: no cover - the reader's
-        raise NotImplementedError
+    note: Callable[[str], None]
+    note_cut_string: Callable[[], None]
 
     def read_string(self) -> str:
         self.past_stray_opening_quote(VALUE_FOLLOWERS)

@@ -181,12 +181,8 @@ class Qwen3CoderFamily(CallFamily):
                 return unreadable(self.name, text, at, after, f"arguments of {name!r} are neither parameters nor a JSON object")
         else:
             arguments = read_parameters(text, cursor, end, ctx.tool(name), repairs)
-            if not arguments and (keyed := child_elements(text[cursor:end], decode=False)):  # ``<path>.</path>``
+            if not arguments and (keyed := _elements_by_key(text[cursor:end], ctx.tool(name), repairs)):
                 arguments = {k: typed_value(v, property_schema(ctx.tool(name), k), untyped="json") for k, v in keyed.items()}
-                repairs.append("arguments written as elements named by their keys, not <parameter=...> tags")
-            elif not arguments and (keyed := key_elements_closed_as_parameters(text[cursor:end], ctx.tool(name))):
-                arguments = {k: typed_value(v, property_schema(ctx.tool(name), k), untyped="json") for k, v in keyed.items()}
-                repairs.append("arguments opened as elements named by their keys and closed with </parameter>")
             if not arguments and text[cursor:end].strip():
                 return unreadable(self.name, text, at, after, f"the body of {name!r} holds text but no <parameter=...> tag")
         call = make_call(self.name, name, arguments, text[at:after], at, repairs, diagnostics)
@@ -239,3 +235,15 @@ def _next_opener(text: str, cursor: int) -> int:
     """Where the next ``<function=`` opens after ``cursor`` (the text's end when none does)."""
     opener = find_forward(text, FUNCTION, cursor)
     return len(text) if opener == -1 else opener
+
+
+def _elements_by_key(body: str, tool: Any, repairs: list[str]) -> dict[str, str] | None:
+    """The raw values of a body written as elements named by the keys, not ``<parameter=...>`` tags:
+    each closed by its own name (``<path>.</path>``) or by ``</parameter>`` (Qwen3.5); the reading said."""
+    if keyed := child_elements(body, decode=False):
+        repairs.append("arguments written as elements named by their keys, not <parameter=...> tags")
+        return keyed
+    if keyed := key_elements_closed_as_parameters(body, tool):
+        repairs.append("arguments opened as elements named by their keys and closed with </parameter>")
+        return keyed
+    return None
