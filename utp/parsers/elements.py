@@ -13,7 +13,7 @@ from typing import Any
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.layout import unindented
 from utp.parsers.typedvalues import json_or_text, typed_value
-from utp.parsers.textscan import find_forward
+from utp.parsers.textscan import find_forward, skip_space
 
 #: an element's opening tag: ``<city>``
 OPEN_ELEMENT = re.compile(r"<([A-Za-z_][\w.\-]{0,100})>")
@@ -77,9 +77,7 @@ def item_list(raw: str) -> list[Any] | None:
         body = unindented(raw[at + len(_ITEM_OPEN) : close]).strip()
         fields = child_elements(body) if body.startswith("<") else None
         items.append(fields if fields else json_or_text(body))
-        at = close + len(_ITEM_CLOSE)
-        while at < len(raw) and raw[at].isspace():
-            at += 1
+        at = skip_space(raw, close + len(_ITEM_CLOSE))
     return items
 
 

@@ -306,13 +306,11 @@ def key_elements_closed_as_parameters(body: str, tool: Any) -> dict[str, str] | 
     ``</parameter>`` (Qwen3.5 mixing the two spellings); None unless the body is only those and,
     where the tool lists its parameters, every key is one of them. Values are the raw text, trimmed."""
     values: dict[str, str] = {}
-    at = 0
+    at = skip_space(body, 0)
     while at < len(body):
-        if not body[at:].strip():
-            break
         match = _KEY_OPENED_PARAMETER_CLOSED.match(body, at)
         if match is None or (tool is not None and tool.properties and match.group(1) not in tool.properties):
             return None
         values[match.group(1)] = match.group(2).strip()
-        at = match.end()
+        at = skip_space(body, match.end())
     return values or None

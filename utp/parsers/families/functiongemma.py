@@ -105,6 +105,8 @@ _BARE_HEAD = (
     rf"|(?:(?<=[>\]]call:)|(?<=[>\]][ \t]call:))[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY}))"
 )
 _NAME = re.compile(r"[^\s{}<>:,\[\]()]{1,256}")
+#: what may follow a call written without braces: an end token, the next call (or its separator)
+_AFTER_A_NAME_ALONE = (*_ENDS, *_BLOCKS, _CALL_PREFIX, ",")
 #: a return type written after a call inside the call tokens, as a declaration states it (``-> OBJECT``)
 _RETURN_TYPE = re.compile(r"[ \t]{0,8}+->[ \t]{0,8}+([A-Za-z_][\w.]{0,64}+)")
 #: a key written bare: nothing the reader ends a key at (``=`` too: models write ``{city="Paris"}``)
@@ -352,7 +354,7 @@ def _ends_here(text: str, cursor: int) -> bool:
     channel the model opened mid-call) leaves arguments it may have written after unread.
     """
     after = skip_space(text, cursor)
-    return after >= len(text) or text.startswith((*_ENDS, *_BLOCKS, _CALL_PREFIX, ","), after)
+    return after >= len(text) or text.startswith(_AFTER_A_NAME_ALONE, after)
 
 
 def _opens_line(text: str, pos: int) -> bool:

@@ -78,9 +78,10 @@ _CODE_FENCE_HEAD = r"(?=[ \t\r\nPp])[ \t]*+(?:[Pp]ython3?+|py)?+[ \t]*+\r?\n\s*+
 _CODE_FENCE_OPENING = re.compile(r"```[ \t]*(?:[Pp]ython3?|py)?[ \t]*\r?\n")
 #: what may still grow into that opening line (streaming: wait for more text)
 _CODE_FENCE_PARTIAL = re.compile(r"```[ \t]*(?:[Pp](?:y(?:t(?:h(?:o(?:n3?)?)?)?)?)?)?[ \t]*\r?")
-#: the first call's name in a code fence's body, its result maybe kept (``results = f(``: the
-#: tool_code habit of assigning, then printing); each name is checked once the body is read
-_CODE_FIRST_CALL = re.compile(r"\s*(?:[A-Za-z_]\w{0,64}\s*=\s*)?(?:print\s*\(\s*)?(?:\[\s*)?([A-Za-z_][\w.]{0,256})\s*\(")
+#: a call's result kept in a name before it (``results = f(``: the tool_code habit of assigning, then printing)
+_KEPT_RESULT = r"(?:[A-Za-z_]\w{0,64}\s*=\s*)?"
+#: the first call's name in a code fence's body, its result maybe kept; each name is checked once the body is read
+_CODE_FIRST_CALL = re.compile(rf"\s*{_KEPT_RESULT}(?:print\s*\(\s*)?(?:\[\s*)?([A-Za-z_][\w.]{{0,256}})\s*\(")
 #: how many leading characters may precede a bare list that opens the response
 _LEADING_LIMIT = 256
 _BARE_HEAD = re.compile(r"\[\s{0,16}([A-Za-z_][\w\-]{0,255}(?:\.[A-Za-z_][\w\-]{0,255}){0,8})\s{0,16}\(")
@@ -391,7 +392,7 @@ _BLANKS = re.compile(r"[ \t]*")
 _UNTOOLED = tuple(t for t in PythonicFamily.declared_triggers if not t.offered_only)
 _STATIC_TRIGGERS = frozenset(t.text for t in _UNTOOLED)
 #: the start of a fence body that may still grow into a first call ("print(get_wea", "x = get_wea")
-_PARTIAL_CODE_START = re.compile(r"\s*(?:[A-Za-z_]\w{0,64}\s*=\s*)?(?:p(?:r(?:i(?:n(?:t(?:\s*\(\s*)?)?)?)?)?)?(?:\[\s*)?(?:[A-Za-z_][\w.]{0,256}\s*\(?)?")
+_PARTIAL_CODE_START = re.compile(rf"\s*{_KEPT_RESULT}(?:p(?:r(?:i(?:n(?:t(?:\s*\(\s*)?)?)?)?)?)?(?:\[\s*)?(?:[A-Za-z_][\w.]{{0,256}}\s*\(?)?")
 #: what may stand before an offered tool's name in a bracketless call (see ``triggers_for``):
 def _command_lines(family: str, text: str, start: int, end: int, ctx: ParseContext) -> list[ToolCall] | None:
     """A call fence's body written as command lines of offered tools (``Write --path "x.md" --content "hi"``:
