@@ -339,9 +339,11 @@ def test_anthropic_xml_claude21_broken_invokes_are_reported(text: str, kind: Dia
     assert kinds(parsed) == [kind]
 
 
-def test_anthropic_xml_claude21_invoke_needs_the_wrapper() -> None:
+def test_a_claude21_invoke_without_the_wrapper_is_read_as_the_hermes_tags_are() -> None:
+    """Not as Claude 2.1's markup (that needs ``<function_calls>``): a bare ``<invoke>`` holding a name
+    element is a call tag as ``<tool>`` is (beamclaw's prompt asks for ``<invoke><name>…``)."""
     text = "<invoke>\n<tool_name>f</tool_name>\n</invoke>"
-    assert parse_response(text).tool_calls == []
+    assert [(c.name, c.format) for c in parse_response(text).tool_calls] == [("f", "hermes")]
 
 
 def test_anthropic_xml_render() -> None:

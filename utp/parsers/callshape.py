@@ -28,6 +28,10 @@ THOUGHT_KEYS = frozenset({"thought", "thoughts", "reasoning"})
 #: what the model says to the user beside a call it makes (a schema that forces
 #: ``{"message", "tool_name", "tool_arguments"}``): with an arguments key, and as text, it is still a call
 _MESSAGE_KEYS = frozenset({"message", "content", "response", "text", "answer"})
+#: why the model makes the call, in its words (amiagi's ``{"tool": f, "args": {…}, "intent": "inspect"}``,
+#: refio's ``"intent": "implementation"`` beside its actions): a string beside a name and its arguments
+#: (or a list of calls) that runs nothing, as the words to the user do
+PURPOSE_KEYS = frozenset({"intent", "reason", "rationale", "purpose", "explanation", "justification"})
 #: what may sit beside a flat call's name and arguments (``{"name": "f", "id": 1, "a": 2}``)
 FLAT_BESIDE = frozenset(_META_KEYS | THOUGHT_KEYS)
 #: which MCP server (or module) the tool lives on: camel-ai's MCP agent writes ``server_idx`` before
@@ -36,7 +40,9 @@ FLAT_BESIDE = frozenset(_META_KEYS | THOUGHT_KEYS)
 ROUTING_KEYS = frozenset({"server_idx", "server_id", "server_name", "module"})
 _META_KEYS |= ROUTING_KEYS
 #: what may sit beside a name and an arguments key
-_BESIDE_NAME_AND_ARGUMENTS = frozenset(_META_KEYS | THOUGHT_KEYS | _MESSAGE_KEYS)
+_BESIDE_NAME_AND_ARGUMENTS = frozenset(_META_KEYS | THOUGHT_KEYS | _MESSAGE_KEYS | PURPOSE_KEYS)
+#: the keys beside a call whose value must be words, not data
+_WORDS_KEYS = _MESSAGE_KEYS | PURPOSE_KEYS
 #: the keys that make an object a JSON Schema rather than argument values
 _SCHEMA_KEYS = frozenset({"type", "properties", "required", "$schema"})
 #: ``"type"`` values by which an object says it is a call: then a name alone is a call without arguments
@@ -52,7 +58,7 @@ CALL_LIST_KEYS = ("tool_calls", "function_calls", "actions")
 #: and Gemini's ``functionCall`` (keys compare lower-cased)
 CALL_WRAPPER_KEYS = ("function_call", "functioncall", "tool_call", "command", "tool_request")
 #: what may sit beside that list without making the object something else
-_CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "answer", "response", "role", "type", "id"}
+_CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "answer", "response", "role", "type", "id", *PURPOSE_KEYS}
 #: Text Generation Inference's tool grammar makes the model write ``{"function": {"_name": NAME,
 #: **arguments}}`` (its "_name" cannot clash with an argument called "name")
 TGI_NAME_KEY = "_name"
@@ -146,7 +152,7 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
             continue  # the name written again under another name key (``"name": "f", "tool": "f"``)
         if norm not in beside and keys[norm] is not name_key and keys[norm] not in arg_keys and not _says_call(norm, obj[keys[norm]]):
             return None
-        if norm in _MESSAGE_KEYS and type(obj[keys[norm]]) is not str:
+        if norm in _WORDS_KEYS and type(obj[keys[norm]]) is not str:
             return None  # ``"content": {"status": …}`` beside the call: a result the model made up, not words to the user
     if arg_key is None and arg_keys:
         return None  # two argument keys holding different values: which one the model meant is a guess

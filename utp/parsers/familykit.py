@@ -29,19 +29,19 @@ _RAW_LIMIT = 2000
 
 #: another attribute of a call tag (``id="call_1"``, ``type="function"``), before or after its name:
 #: possessive, and never ``name`` itself (the lookahead), so the name is found where it stands
-_OTHER_ATTRIBUTE = r"""(?!name\s*+=)[A-Za-z_][\w\-]{0,32}+\s*+=\s*+(?:"[^"\n<>]{0,256}+"|'[^'\n<>]{0,256}+')"""
+OTHER_ATTRIBUTE = r"""(?!name\s*+=)[A-Za-z_][\w\-]{0,32}+\s*+=\s*+(?:"[^"\n<>]{0,256}+"|'[^'\n<>]{0,256}+')"""
 #: ``name="N">`` (or single quotes) ending an XML-style call tag (Claude's invoke, MiniCPM-4's
 #: function, Hermes' attribute-named tag), other attributes allowed around it
 #: (``<tool_call id="call_1" name="f">``); groups ``q`` and ``name``
 NAME_ATTRIBUTE = (
-    rf"""(?:{_OTHER_ATTRIBUTE}\s++){{0,4}}+name\s*=\s*(?P<q>["'])(?P<name>[^"'\n<>]{{1,256}})(?P=q)(?:\s++{_OTHER_ATTRIBUTE}){{0,4}}+\s*>"""
+    rf"""(?:{OTHER_ATTRIBUTE}\s++){{0,4}}+name\s*=\s*(?P<q>["'])(?P<name>[^"'\n<>]{{1,256}})(?P=q)(?:\s++{OTHER_ATTRIBUTE}){{0,4}}+\s*>"""
 )
 #: the same with the blanks before it, as a scan lookahead: no groups (heads are compiled into
 #: one pattern), the quote pair spelled out instead of a back-reference, and possessive runs
 #: (each stops at a character the next part cannot take, so the match is the same)
 NAME_ATTRIBUTE_HEAD = (
-    rf"""\s*+(?:{_OTHER_ATTRIBUTE}\s++){{0,4}}+name\s*+=\s*+(?:"[^"'\n<>]{{1,256}}+"|'[^"'\n<>]{{1,256}}+')"""
-    rf"""(?:\s++{_OTHER_ATTRIBUTE}){{0,4}}+\s*+>"""
+    rf"""\s*+(?:{OTHER_ATTRIBUTE}\s++){{0,4}}+name\s*+=\s*+(?:"[^"'\n<>]{{1,256}}+"|'[^"'\n<>]{{1,256}}+')"""
+    rf"""(?:\s++{OTHER_ATTRIBUTE}){{0,4}}+\s*+>"""
 )
 
 

@@ -237,8 +237,11 @@ class _Reader:
         if not _unescaped_quote(body, quote):
             if raw or "\\" not in body:
                 return body
+            # a line break written as is in an escaped string (``content="<html lang=\\"en\\">`` then a new line):
+            # the escapes are meant, and so is the break, which Python spells ``\\n`` in such quotes
+            spelled = body if len(quote) == 3 else body.replace("\n", "\\n")
             try:
-                value = ast.literal_eval(quote + body + quote)
+                value = ast.literal_eval(quote + spelled + quote)
             except (SyntaxError, ValueError, MemoryError, RecursionError):
                 value = None
             if isinstance(value, str):

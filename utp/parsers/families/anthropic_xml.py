@@ -35,10 +35,11 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.families.harmony import MAX_HEADER, MESSAGE, TO_THE_READER
-from utp.parsers.familykit import NAME_ATTRIBUTE_HEAD, closer_bound, ended_before, make_call, read_json_at, unreadable
+from utp.parsers.familykit import NAME_ATTRIBUTE_HEAD, OTHER_ATTRIBUTE, closer_bound, ended_before, make_call, read_json_at, unreadable
 from utp.parsers.flatcalls import after_result_opener
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.layout import markup_text, unindented
+from utp.parsers.qwen3markup import strip_one_newline
 from utp.parsers.nestedelements import ElementMarkup, ElementsBroken, ElementsCut, as_object, read_elements
 from utp.parsers.typedvalues import property_schema, schema_types, typed_value
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
@@ -57,9 +58,12 @@ _PREFIX_GROUP = "|".join(re.escape(p) for p in _PREFIXES if p)
 _TOKEN = r"<\|[a-z_]{1,32}\|>"
 #: an attribute value left unquoted, as HTML allows (``<invoke name=get_fact>``, MiniMax behind Modular's MAX)
 _BARE_VALUE = r"""[^\s"'<>=/]{1,256}"""
+#: attributes beside the name (``<invoke displayname="Wetter" name="get_weather">``, chuk_chat's tests), before and after it
+_BEFORE_NAME = rf"(?:{OTHER_ATTRIBUTE}\s++){{0,4}}+"
+_AFTER_NAME = rf"(?:\s++{OTHER_ATTRIBUTE}){{0,4}}+"
 _INVOKE = re.compile(
-    rf"<(?P<prefix>{_PREFIX_GROUP})?invoke\s+"
-    + rf"""name\s*=\s*(?P<q>["'])?(?P<name>(?(q)(?:[^"'\n<>]|{_TOKEN}){{1,256}}|{_BARE_VALUE}))(?(q)(?P=q))\s*>"""
+    rf"<(?P<prefix>{_PREFIX_GROUP})?invoke\s+{_BEFORE_NAME}"
+    + rf"""name\s*=\s*(?P<q>["'])?(?P<name>(?(q)(?:[^"'\n<>]|{_TOKEN}){{1,256}}|{_BARE_VALUE}))(?(q)(?P=q)){_AFTER_NAME}\s*>"""
 )
 #: how much whitespace may sit between ``<function_calls>`` and the first ``<invoke``
 _LEADING_SPACE = 256
@@ -68,8 +72,8 @@ _INVOKE_TAIL = NAME_ATTRIBUTE_HEAD
 #: ``_INVOKE`` after ``<invoke`` and its first whitespace, as a scan lookahead
 #: (quoted: an unquoted name is read only inside a wrapper, where it cannot be HTML in prose)
 _QUOTED_NAME = rf""""(?:[^"'\n<>]|{_TOKEN}){{1,256}}+"|'(?:[^"'\n<>]|{_TOKEN}){{1,256}}+'"""
-_INVOKE_NAME_TAIL = rf"""\s*+name\s*+=\s*+(?:{_QUOTED_NAME})\s*+>"""
-_WRAPPED_NAME_TAIL = rf"""\s*+name\s*+=\s*+(?:{_QUOTED_NAME}|{_BARE_VALUE}+)\s*+>"""
+_INVOKE_NAME_TAIL = rf"""\s*+{_BEFORE_NAME}name\s*+=\s*+(?:{_QUOTED_NAME}){_AFTER_NAME}\s*+>"""
+_WRAPPED_NAME_TAIL = rf"""\s*+{_BEFORE_NAME}name\s*+=\s*+(?:{_QUOTED_NAME}|{_BARE_VALUE}+){_AFTER_NAME}\s*+>"""
 #: a message that ended before the block (Glimmer's ``<|eot|>``, Harmony's end tokens)
 _MESSAGE_ENDS = ("<|eot|>", "<|end|>", "<|call|>", "<|return|>")
 #: how far back the header of the message a block sits in is looked for
@@ -96,18 +100,21 @@ _WRAPPERS = {
     "<function_calls>": _FUNCTION_CALLS_CLOSERS,
     f"<{_NS}function_calls>": _FUNCTION_CALLS_CLOSERS,
     f"<{_ATEM}function_calls>": _FUNCTION_CALLS_CLOSERS,
-    "<minimax:tool_call>": ("</minimax:tool_call>",),
+    "<minimax:tool_call>": ("</minimax:tool_call>",),  # (``_MINIMAX_BLOCK``)
 }
-#: DeepSeek's ``string="true|false"`` attribute (``{n}``: which of the two places it stands in)
-STRING_ATTRIBUTE = r"\s+string\s*=\s*(?P<q{n}>[\"'])(?P<string{n}>[^\"'\n<>]{{0,16}})(?P=q{n})"
+#: DeepSeek's ``string="true|false"`` attribute (``{n}``: which of the two places it stands in), its
+#: value also left unquoted as HTML allows (``string=true``: sugar-crush's DSML tests)
+STRING_ATTRIBUTE = r"\s+string\s*=\s*(?P<q{n}>[\"'])?(?P<string{n}>(?(q{n})[^\"'\n<>]{{0,16}}|[A-Za-z]{{1,16}}))(?(q{n})(?P=q{n}))"
 #: a parameter's declared type (``<parameter name="timeout" type="integer">30</parameter>``), as
 #: the tool's schema spells types
 _TYPE_ATTRIBUTE = r"\s+type\s*=\s*(?P<tq>[\"'])(?P<declared>[A-Za-z]{1,16})(?P=tq)"
 #: ``name`` and an optional ``string`` attribute before or after it, then perhaps a ``type`` (DSML markup written without
 #: its token: ``<invoke name="f"><parameter name="a" string="true">``)
+#: an attribute beside a parameter's name that neither names nor types it (``displayname="Ort"``)
+_OTHER_PARAMETER_ATTRIBUTE = rf"(?:\s++(?!string\s*+=|type\s*+=){OTHER_ATTRIBUTE}){{0,4}}+"
 _PARAMETER = re.compile(
-    rf"<({_PREFIX_GROUP})?parameter(?:{STRING_ATTRIBUTE.format(n=1)})?\s+name\s*=\s*(?P<kq>[\"'])?(?P<key>(?(kq)[^\"'\n<>]{{1,256}}|{_BARE_VALUE}))(?(kq)(?P=kq))"
-    rf"(?:{STRING_ATTRIBUTE.format(n=2)})?(?:{_TYPE_ATTRIBUTE})?\s*>"
+    rf"<({_PREFIX_GROUP})?parameter(?:{STRING_ATTRIBUTE.format(n=1)})?{_OTHER_PARAMETER_ATTRIBUTE}\s+name\s*=\s*(?P<kq>[\"'])?(?P<key>(?(kq)[^\"'\n<>]{{1,256}}|{_BARE_VALUE}))(?(kq)(?P=kq))"
+    rf"(?:{STRING_ATTRIBUTE.format(n=2)})?(?:{_TYPE_ATTRIBUTE})?{_OTHER_PARAMETER_ATTRIBUTE}\s*>"
 )
 
 
@@ -139,7 +146,7 @@ class AnthropicXmlFamily(CallFamily):
             return None  # an unquoted name only inside a wrapper: alone it may be HTML in prose
         if not wrapped and after_result_opener(text, pos):
             return None  # ``<function_result> <invoke …>``: a result the model made up, not a call
-        return read_invoke_block(self.name, text, cursor, ctx, SYNTAX, closed_at)
+        return read_invoke_block(self.name, text, cursor, ctx, MINIMAX_SYNTAX if trigger == _MINIMAX_BLOCK else SYNTAX, closed_at)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         cursor = skip_space(text, pos + len(trigger)) if trigger in _WRAPPERS else pos
@@ -271,6 +278,17 @@ def element_invoke_body(text: str, at: int, invoke_end: str, tool: Tool | None =
 
 
 SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, flagged_value, element_invoke_body)
+
+
+def framed_value(raw: str, parameter: re.Match[str], tool: Tool | None) -> tuple[Any, str | None]:
+    """A value in MiniMax's block: the line break on each side of it is layout, not text (MiniMax's
+    reference parser and its chat template's multi-line values), then typed as any other."""
+    return flagged_value(strip_one_newline(raw), parameter, tool)
+
+
+#: the invokes of MiniMax-M2's ``<minimax:tool_call>`` block
+MINIMAX_SYNTAX = InvokeSyntax(_INVOKE, _PARAMETER, framed_value, element_invoke_body)
+_MINIMAX_BLOCK = "<minimax:tool_call>"
 
 
 def read_invoke_block(

@@ -25,7 +25,7 @@ when its schema lists none). A body that is one JSON object valid as written
 are the tool's declared parameters. A tool of one parameter may get its value
 as the element's text (``<search>capital of France</search>``: Search-R1-style
 agents offer such tools and read such tags). A tool called without arguments
-may be one self-closing element (``<get_location/>``), and one with arguments may write
+may be one self-closing element (``<get_location/>``, ``<get_location />``), and one with arguments may write
 them as the element's attributes (``<run_command command="ls -l" />``, as qwen2.5-coder
 does after JSX-like prompts; closed at once by ``</run_command>`` or self-closing; every
 attribute one of the tool's parameters, on the tag's one line). Anything else in the
@@ -71,8 +71,9 @@ _HTML_TEXT_ELEMENTS = frozenset("a abbr b blockquote cite code dd del dfn div dt
 #: a YAML body's first key as far as written (streaming: it may still become one)
 _YAML_SO_FAR = re.compile(r"\s*+(?:[A-Za-z_][\w\-]{0,100}+(?:[ \t]*+:?)?)?\Z")
 
-#: an element's arguments as attributes, on the tag's line, up to the tag's end (``/>`` or ``>``)
-_ATTRIBUTES = r"""(?:[ \t]*+[A-Za-z_][\w\-]{0,100}+[ \t]*+=[ \t]*+(?:"[^"\n]{0,4096}+"|'[^'\n]{0,4096}+'))++[ \t]*+/?>"""
+#: an element's arguments as attributes, on the tag's line, up to the tag's end (``/>`` or ``>``); none at
+#: all is a call without arguments, as ``<NAME/>`` is (``<list_projects />``, gezel's Qwen captures)
+_ATTRIBUTES = r"""(?:[ \t]*+[A-Za-z_][\w\-]{0,100}+[ \t]*+=[ \t]*+(?:"[^"\n]{0,4096}+"|'[^'\n]{0,4096}+'))*+[ \t]*+/?>"""
 _ATTRIBUTES_TAG = re.compile(_ATTRIBUTES)
 _ONE_ATTRIBUTE = re.compile(r"""([A-Za-z_][\w\-]{0,100}+)[ \t]*+=[ \t]*+(?:"([^"\n]*+)"|'([^'\n]*+)')""")
 

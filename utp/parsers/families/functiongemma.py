@@ -36,7 +36,10 @@ Drift read with a repair (each noted on the call):
   with identifier keys, the call(s) fill the rest of that one line (several
   calls may follow each other on it, as ``<tool_call|><|tool_call>`` vanish
   too; 16 blanks at most may trail; a stray end token may close it), and,
-  when tools are offered, every NAME is one of them. "Next call: {x}",
+  when tools are offered, every NAME is one of them. When the first value opens with the
+  string token (``call:f{content:<|"|>…``: the call tokens stripped, the string tokens kept,
+  as gezel's llama-server captures show) the value may run over lines and the call ends at
+  its brace, which must end its line. "Next call: {x}",
   "recall:foo{bar}" and a sentence that goes on after the braces stay
   content; such a line that does not read is content too (it may be prose),
   never a diagnostic.
@@ -100,8 +103,13 @@ _HEAD = rf"\s{{0,{_LEADING_SPACE}}}+(?:{re.escape(_CALL_PREFIX)}|[A-Za-z_][\w.\-
 #: after a tag's end (a reasoning closer: ``_bare`` reads only the answer's start there, so this
 #: branch does not scan the line, which a flood of such calls would make quadratic; one blank may
 #: stand between, as ``_bare`` allows any: two or more pass the first branch)
+#: a bare call whose first value opens with Gemma's string token (``call:f{content:<|"|>…``): the
+#: call tokens are gone but the string tokens survived (gezel's llama-server captures), so a value
+#: may run over lines and the call ends at its brace, wherever that is
+_TOKEN_STRING_BODY = r'\{[ \t]{0,64}+[A-Za-z_]\w{0,64}+[ \t]{0,8}+:[ \t]{0,8}+<\|"\|>'
+_TOKEN_STRING_START = re.compile(rf"{_GLUED_NAME}(?={_TOKEN_STRING_BODY})")
 _BARE_HEAD = (
-    rf"(?:(?<![^ \t\n]call:)(?<![^ \t\n][ \t]call:)[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY})\{{[^\n}}]*+\}}"
+    rf"(?:(?<![^ \t\n]call:)(?<![^ \t\n][ \t]call:)[A-Za-z_][\w.\-]{{0,255}}+(?:(?={_BARE_BODY})\{{[^\n}}]*+\}}|(?={_TOKEN_STRING_BODY}))"
     rf"|(?:(?<=[>\]]call:)|(?<=[>\]][ \t]call:))[A-Za-z_][\w.\-]{{0,255}}+(?={_BARE_BODY}))"
 )
 _NAME = re.compile(r"[^\s{}<>:,\[\]()]{1,256}")
@@ -246,9 +254,9 @@ class FunctionGemmaFamily(CallFamily):
         if not _opens_line(text, pos):
             return None
         line_end = find_forward(text, "\n", pos)
-        if line_end == -1:
-            line_end = len(text)
-        line = text[pos:line_end]  # everything read below lies on this line
+        if line_end == -1 or _TOKEN_STRING_START.match(text, pos + len(BARE)):
+            line_end = len(text)  # (a value in string tokens may run over lines: the call ends at its brace)
+        line = text[pos:line_end]  # everything read below lies on this line (or ends one)
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
         cursor = 0
@@ -275,7 +283,7 @@ class FunctionGemmaFamily(CallFamily):
                     cursor = blanks + len(token)
                     blanks = skip_blanks(line, cursor)
                     break
-            rest = line[blanks:]
+            rest = line[blanks : find_forward(line, "\n", blanks) if "\n" in line else len(line)]
             if blanks - cursor > _TRAILING_BLANKS or rest not in ("", "\r"):
                 return None
             return Extraction(end=pos + cursor, calls=calls, diagnostics=diagnostics)
@@ -299,6 +307,13 @@ class FunctionGemmaFamily(CallFamily):
         name_at = pos + len(BARE)
         if name_at < len(text) and (text[name_at] not in _NAME_START or _glued_settled(text, name_at, _BARE_BLANKS)):
             return True
+        if (name := _TOKEN_STRING_START.match(text, name_at)) is not None:
+            # a value in string tokens may run over lines: decided once the line the call ends on is whole
+            try:
+                end = ValueReader(text, [], bare=True).object(name.end(), 1)[1]
+            except (Unreadable, RecursionError):
+                return False
+            return find_forward(text, "\n", end) != -1
         return find_forward(text, "\n", pos) != -1
 
     def _unreadable(

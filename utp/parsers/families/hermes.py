@@ -4,7 +4,7 @@ The format NousResearch's Hermes models, Qwen 2.5/3 and many fine-tunes are
 trained on, plus the tag names models drift to when a prompt shows them
 (``<tools>`` — the SDD's P0 Qwen modelfile case —, ``<function_call>``,
 ``<tool_use>``, ``<tool>``, ``<functioncall>``, Nemotron-Mini's ``<toolcall>``, Obsidian Copilot's
-``<use_tool>``), and the same shape under
+``<use_tool>``, an ``<invoke>`` with no attributes as beamclaw's prompt writes it), and the same shape under
 vendor tag names: Meituan LongCat-Flash's ``<longcat_tool_call>`` and
 rednote dots.llm1's ``<dots_function_call>`` (vLLM's longcat and dots
 parsers; an ``<invoke name=...>`` body inside the dots tag is the
@@ -57,7 +57,7 @@ _MAX_LENIENT_VALUES = 8
 #: tags whose body is certainly meant as a call: unreadable JSON there is reported
 _STRONG = ("tool_call", "function_call", "tool_use", "use_tool", "functioncall", "toolcall", "longcat_tool_call", "dots_function_call")
 #: tags models also use for other things (prompt echo, answers): unreadable means "not a call"
-_WEAK = ("tools", "tool", "response", "function", "tool_code")
+_WEAK = ("tools", "tool", "response", "function", "tool_code", "invoke")
 _TAGS = _STRONG + _WEAK
 #: the name on its own line before the JSON, or glued to its object (``<tool_call>fs.read{"path": "a"}``,
 #: GLM-5 behind a gateway that dropped its argument tokens)
@@ -161,7 +161,8 @@ class HermesFamily(CallFamily):
         bound = reopened if 0 <= reopened < limit else limit  # the tag written again starts the next call
         if strong and (command := attribute_call(text, cursor, bound, ctx)) is not None:  # ``shell command="date" />``
             end = bound if bound < limit else close + len(closer) if close >= 0 else len(text)
-            repairs = ["arguments written as attributes"] + ([f"missing {closer} before the next call"] if bound < limit else [])
+            written = "arguments written as attributes" if command[1] else "the tool's name alone: a call without arguments"
+            repairs = [written] + ([f"missing {closer} before the next call"] if bound < limit else [])
             diagnostics: list[Diagnostic] = []
             call = make_call(self.name, command[0], command[1], text[pos:end], pos, repairs, diagnostics)
             return Extraction(end, [call], diagnostics)

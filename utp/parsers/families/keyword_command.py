@@ -119,8 +119,8 @@ def command_line(text: str, at: int, ctx: ParseContext) -> tuple[str, dict[str, 
     return tool.name, arguments, cursor
 
 
-#: a call tag's body written as a command line: the tool's name, then a blank
-_ATTRIBUTE_NAME = re.compile(r"([A-Za-z_][\w.\-]{0,127}+)[ \t]")
+#: a call tag's body written as a command line: the tool's name, then a blank (or the body's end)
+_ATTRIBUTE_NAME = re.compile(r"([A-Za-z_][\w.\-]{0,127}+)(?:[ \t]|(?=\s*+(?:/?>|</|\Z)))")
 #: the end of such a body (``shell command="date" />``), and a closing tag after it (``</tool_call>``,
 #: or another model's ``</invoke>``), at most on the next line
 _TAG_END = re.compile(r"[ \t]*/?>[ \t]*(?:\s*</[A-Za-z_][\w:\-]{0,40}>)?\s*\Z|\s*</[A-Za-z_][\w:\-]{0,40}>\s*\Z")
@@ -135,7 +135,8 @@ def attribute_call(text: str, start: int, limit: int, ctx: ParseContext) -> tupl
     arguments as attributes: ``shell command="date" />`` inside ``<tool_call>`` (seen in an
     OpenClaw report and zeroclaw's tests).
 
-    The name must be an offered tool's and every attribute one of its parameters, except a
+    The name must be an offered tool's and every attribute one of its parameters (none at all is a call
+    without arguments: ``<tool_call>browser_snapshot`` before the next call tag), except a
     ``tool`` or ``name`` attribute repeating the name (``exec tool="exec" command="ls"``). The
     body is one line with no ``<`` in it; only a tag end and a closing tag may follow it (so
     a flood of unclosed tags costs each one a look up to the next ``<``).
@@ -152,6 +153,8 @@ def attribute_call(text: str, start: int, limit: int, ctx: ParseContext) -> tupl
     if "\n" in line:
         return None
     name = named.group(1)
+    if line == name:
+        return ctx.tool(name).name, {}  # type: ignore[union-attr]  # the name alone: a call without arguments
     line = _NAME_ATTRIBUTE.sub(lambda found: "" if found.group(2) == name else found.group(), line)
     read = command_line(line, 0, ctx)
     if read is None or read[2] != len(line):

@@ -10,7 +10,8 @@ only where it cannot be prose:
   blanks, a list bullet, a marker (on that line or the line before: a bracketed
   one, or an at-word a client's prompt asks for, ``@tool``; a ```` ```tool ````
   fence's opening line marks the lines in it),
-  a short label ending in ``:`` ("Action:", "TOOL_CALL:") and Markdown bold;
+  a short label ending in ``:`` ("Action:", "TOOL_CALL:"), a verb saying it calls (``invoke``,
+  ``call``) and Markdown bold;
   or it follows a sentence on its line ("It is correct. str_replace{…}"),
   unmarked; an optional ``:`` and blanks stand between it and the object;
 * the object is valid JSON as written, every key one of that tool's declared
@@ -85,14 +86,16 @@ _CALL_FENCE = r"```(?:tool|tool_call|function_call)[ \t]*+"
 #: a list item's bullet or number, and a short label ending in a colon ("Action:", "TOOL_CALL:")
 _BULLET = r"(?:[-*\u2022]|\d{1,3}[.)])[ \t]++"
 _LABEL = r"[A-Za-z][A-Za-z _]{0,23}+:[ \t]*+"
+#: a verb saying the line makes a call (``invoke write_file {…}``: gezel's Qwen captures)
+_VERB = r"(?:[Ii]nvoke|INVOKE|[Cc]all|CALL)[ \t]++"
 #: what may stand before the name on its line, looked for in a short window before it (group 1: a marker)
-_LINE_PREFIX = re.compile(r"[ \t]*+(?:" + _BULLET + r")?(" + _CALL_MARK + r"[ \t]*+)?(?:" + _LABEL + r")?" + _EMPHASIS)
+_LINE_PREFIX = re.compile(r"[ \t]*+(?:" + _BULLET + r")?(" + _CALL_MARK + r"[ \t]*+)?(?:" + _LABEL + r")?(?:" + _VERB + r")?" + _EMPHASIS)
 #: a line holding only a bracketed marker (the line before a call line it marks)
 _MARKER_LINE = re.compile(r"[ \t]*+(?:" + _CALL_MARK + r"|" + _CALL_FENCE + r")[ \t]*+\r?")
 _LOOKBACK = 96
 #: a one-line call of this shape, names unchecked (the trailing run of call lines)
 _CALL_LINE = re.compile(
-    r"[ \t]*+(?:" + _BULLET + r")?(?:" + _CALL_MARK + r"[ \t]*+)?(?:" + _LABEL + r")?" + _EMPHASIS
+    r"[ \t]*+(?:" + _BULLET + r")?(?:" + _CALL_MARK + r"[ \t]*+)?(?:" + _LABEL + r")?(?:" + _VERB + r")?" + _EMPHASIS
     + r"[A-Za-z_][\w.\-]*+" + _GAP.pattern + r"\{.*\}[ \t]*+(?:" + BRACKET_MARKER + r")?[ \t]*+\r?"
 )
 #: what may follow the object on its line
@@ -315,7 +318,7 @@ def _line_start(text: str, pos: int) -> bool | None:
 @functools.lru_cache(maxsize=256)
 def _next_call_line(name: str) -> re.Pattern[str]:
     """A later line opening with ``name`` as a call line does (where a read from an earlier one stops)."""
-    return re.compile(r"\n[ \t]*+(?:" + _BULLET + r")?(?:" + _CALL_MARK + r"[ \t]*+)?(?:" + _LABEL + r")?" + _EMPHASIS + re.escape(name) + r"[ \t{:*]")
+    return re.compile(r"\n[ \t]*+(?:" + _BULLET + r")?(?:" + _CALL_MARK + r"[ \t]*+)?(?:" + _LABEL + r")?(?:" + _VERB + r")?" + _EMPHASIS + re.escape(name) + r"[ \t{:*]")
 
 
 def _last_object_line(text: str) -> int:

@@ -46,7 +46,7 @@ from utp.parsers.familykit import clip, ended_before, make_call, unreadable
 from utp.parsers.families.jamba import PAIRS as JAMBA_PAIRS
 from utp.parsers.families.keyword_command import command_line
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall
-from utp.parsers.pylenient import BARE_KEY, COLON_KEYWORD
+from utp.parsers.pylenient import BARE_KEY, BARE_TEXT, BARE_WORD, COLON_KEYWORD
 from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.reasoning import answer_start, begins_call_lines, call_list_starts, may_open_trailing_call_lines
 from utp.parsers.textscan import find_forward, is_proper_prefix, skip_space
@@ -72,12 +72,27 @@ _FENCE_HEAD_RE = re.compile(_FENCE_HEAD)
 _FENCE_HEAD_PARTIAL = re.compile(r"[ \t]*(?:\r?\n?\s*(?:\[\s*)?)?")
 #: a code fence, which may hold calls of offered tools when its label is Python's or missing
 CODE_FENCE = "```"
-#: its opening line (a Python label or none), then a call, ``print(call)`` or a call list; the one-character
+#: the labels such a fence may carry: Python's, or JavaScript's and TypeScript's (Qwen served by MLX
+#: writes ```` ```javascript ```` around ``write_file({...})``, gezel's captures); the body is read the same
+_CODE_LABEL = r"(?:[Pp]ython3?+|py|[Jj]ava[Ss]cript|js|[Tt]ype[Ss]cript|ts)"
+#: its opening line (one of those labels or none), then a call, ``print(call)`` or a call list; the one-character
 #: lookahead first, so a run of backticks fails each position in one regex step
-_CODE_FENCE_HEAD = r"(?=[ \t\r\nPp])[ \t]*+(?:[Pp]ython3?+|py)?+[ \t]*+\r?\n\s*+(?:print\s*+\(\s*+)?+(?:\[\s*+)?+[A-Za-z_]"
-_CODE_FENCE_OPENING = re.compile(r"```[ \t]*(?:[Pp]ython3?|py)?[ \t]*\r?\n")
+_CODE_FENCE_HEAD = rf"(?=[ \t\r\nPpJjTt])[ \t]*+{_CODE_LABEL}?+[ \t]*+\r?\n\s*+(?:print\s*+\(\s*+)?+(?:\[\s*+)?+[A-Za-z_]"
+_CODE_FENCE_OPENING = re.compile(rf"```[ \t]*(?P<label>{_CODE_LABEL})?[ \t]*\r?\n")
+
+
+def _growing(word: str) -> str:
+    """A pattern matching every prefix of ``word`` (the empty one too), for text still arriving."""
+    return "".join(f"(?:{re.escape(letter)}" for letter in word) + ")?" * len(word)
+
+
 #: what may still grow into that opening line (streaming: wait for more text)
-_CODE_FENCE_PARTIAL = re.compile(r"```[ \t]*(?:[Pp](?:y(?:t(?:h(?:o(?:n3?)?)?)?)?)?)?[ \t]*\r?")
+_CODE_FENCE_PARTIAL = re.compile(
+    r"```[ \t]*(?:" + "|".join(_growing(word) for word in ("python3", "javascript", "typescript")) + r"|js|ts)[ \t]*\r?",
+    re.IGNORECASE,
+)
+#: the lenient reader's readings of bare words as strings: in a code fence those words are code's variables
+_VARIABLES_READ = frozenset({BARE_WORD, BARE_TEXT})
 #: a call's result kept in a name before it (``results = f(``: the tool_code habit of assigning, then printing)
 _KEPT_RESULT = r"(?:[A-Za-z_]\w{0,64}\s*=\s*)?"
 #: the first call's name in a code fence's body, its result maybe kept; each name is checked once the body is read
@@ -273,11 +288,16 @@ class PythonicFamily(CallFamily):
         if first is None or (first.group(1) != "print" and not names_offered_tool(first.group(1), ctx)):
             return None
         try:
-            raws, repairs, failures = read_calls(text[body_start:close], one_per_line=True)
+            # (the names must be offered tools' in any case: Python's quoting may then be bent, as models bend it)
+            raws, repairs, failures = read_calls(text[body_start:close], one_per_line=True, lenient=lambda name: names_offered_tool(name, ctx))
         except LiteralError:
             return None
         if failures or not raws or not all(names_offered_tool(raw.name, ctx) for raw in raws):
             return None
+        if _VARIABLES_READ & set(repairs):
+            return None  # ``f(city=city)``: a bare word in code is a variable, not a value
+        if (opening.group("label") or "p")[0] in "jJtT" and any(raw.keywords for raw in raws):
+            return None  # JavaScript has no keyword arguments: ``f(city="Paris")`` there is other code
         return self._extraction(text, pos, close + 1 + len(FENCE_CLOSE), raws, repairs, ctx)
 
     def _bracketless(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:

@@ -1,0 +1,135 @@
+"""Replies local models wrote around their calls, salvaged as gezel's parser salvages them.
+
+Sources (transcribed outside the repository, see docs/accuracy.md): bendyline/gezel's
+tests, whose strings are marked as caught from Gemma 4 E4B, Qwen 3.5/3.6 (some served by MLX)
+and LFM2.5 runs:
+
+* ``call:write_artifact{content:<|"|>…<|"|>}`` with the call tokens gone but the string tokens kept,
+  the value over several lines;
+* ```` ```javascript ```` around ``write_file({...})``, the value's quotes or line breaks unescaped;
+* ``<list_projects />``, ``<tool_call>browser_snapshot`` (the name alone), ``invoke write_file {…}``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from utp.parsers import parse_response
+from utp.types import Tool
+
+from .conftest import assert_every_cut_matches
+
+ARTIFACT = Tool("write_artifact", parameters={"type": "object", "properties": {"content": {"type": "string"}}})
+WRITE = Tool("write_file", parameters={"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}})
+LIST = Tool("list_projects", parameters={"type": "object", "properties": {}})
+CREATE = Tool("create_project", parameters={"type": "object", "properties": {"name": {"type": "string"}, "about": {"type": "string"}}})
+SNAPSHOT = Tool("browser_snapshot", parameters={"type": "object", "properties": {}})
+NAVIGATE = Tool("browser_navigate", parameters={"type": "object", "properties": {"url": {"type": "string"}}})
+TOOLS = [ARTIFACT, WRITE, LIST, CREATE, SNAPSHOT, NAVIGATE]
+
+
+def _calls(text: str, tools: list[Tool] | None = TOOLS) -> list[tuple[str, dict]]:
+    return [(c.name, c.arguments) for c in parse_response(text, tools=tools).tool_calls]
+
+
+# --- a bare Gemma call whose string tokens survived ----------------------------------------------
+
+
+def test_a_bare_gemma_call_with_string_tokens_may_run_over_lines() -> None:
+    """Only a one-line bare call was read: the value's line breaks left the call as text."""
+    text = 'call:write_artifact{content:<|"|># Plan\n\n## 1. HTML\n- A single `index.html` file.<|"|>}\nSaved.'
+    assert _calls(text) == [("write_artifact", {"content": "# Plan\n\n## 1. HTML\n- A single `index.html` file."})]
+    assert parse_response(text, tools=TOOLS).content == "Saved."
+    assert_every_cut_matches(text, TOOLS, step=3)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'call:write_artifact{content:<|"|>a\nb<|"|>} and then more words',  # the line goes on after the call
+        'Use call:write_artifact{content:<|"|>a\nb<|"|>}',  # mid-sentence
+        'call:write_artifact{content:<|"|>a\nb',  # the value never closes: it may have been cut
+        'call:nobody_offered{content:<|"|>a\nb<|"|>}',
+    ],
+)
+def test_a_bare_gemma_call_over_lines_that_is_not_one(text: str) -> None:
+    assert _calls(text) == []
+    assert_every_cut_matches(text, TOOLS, step=2)
+
+
+# --- calls in a JavaScript fence, and bent quoting in code fences ----------------------------------
+
+
+@pytest.mark.parametrize("label", ["javascript", "js", "typescript", "ts"])
+def test_a_javascript_fence_of_nothing_but_offered_calls(label: str) -> None:
+    """Only Python's labels (or none) were read."""
+    text = f'```{label}\nwrite_file({{"path": "index.html", "content": "<h1>Hi</h1>"}})\n```'
+    assert _calls(text) == [("write_file", {"path": "index.html", "content": "<h1>Hi</h1>"})]
+    assert_every_cut_matches(text, TOOLS, step=3)
+
+
+def test_a_javascript_fence_of_code_stays_content() -> None:
+    text = '```javascript\nconst x = write_file({"path": "a"});\nconsole.log(x);\n```'
+    assert _calls(text) == []
+    assert _calls('```javascript\nwrite_file({"path": "a", "content": "x"})\n```', None) == []  # no tools offered
+
+
+def test_line_breaks_and_quotes_left_unescaped_in_a_fenced_call() -> None:
+    """The strict reader refused them, and a fence had no lenient reading."""
+    broken_lines = '```javascript\nwrite_file({"path": "index.html", "content": "<!DOCTYPE html>\n<html lang=\\"en\\">\n</html>"})\n```'
+    assert _calls(broken_lines) == [("write_file", {"path": "index.html", "content": '<!DOCTYPE html>\n<html lang="en">\n</html>'})]
+    bare_quotes = '```python\nwrite_file(path="game.html", content="<div class="board">Hi</div>")\n```'
+    assert _calls(bare_quotes) == [("write_file", {"path": "game.html", "content": '<div class="board">Hi</div>'})]
+    assert_every_cut_matches(broken_lines, TOOLS, step=5)
+
+
+# --- a call tag with nothing but the tool's name ---------------------------------------------------
+
+
+def test_a_self_closing_tool_element_with_a_blank_before_its_end() -> None:
+    """``<list_projects/>`` was a call and ``<list_projects />`` was not."""
+    text = '<list_projects />\nthen\n<create_project name="Atari Adventure" about="game" />'
+    assert _calls(text) == [("list_projects", {}), ("create_project", {"name": "Atari Adventure", "about": "game"})]
+    assert_every_cut_matches(text, TOOLS, step=3)
+
+
+def test_a_call_tag_holding_only_an_offered_tool_s_name() -> None:
+    text = '<tool_call>browser_navigate url="https://weather.com"\n<tool_call>browser_snapshot'
+    assert _calls(text) == [("browser_navigate", {"url": "https://weather.com"}), ("browser_snapshot", {})]
+    assert _calls("<tool_call>browser_snapshot />") == [("browser_snapshot", {})]
+    assert_every_cut_matches(text, TOOLS, step=2)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<tool_call>browser_snapshot is what I would use",
+        "<tool_call>browser_snapshot\nThen I will read the page.",
+        "<tool_call>nobody_offered",
+    ],
+)
+def test_a_call_tag_whose_name_is_followed_by_prose_or_names_no_tool(text: str) -> None:
+    assert _calls(text) == []
+    assert_every_cut_matches(text, TOOLS, step=2)
+
+
+# --- a verb before NAME {json} ---------------------------------------------------------------------
+
+
+def test_a_call_line_opened_by_a_verb_that_calls() -> None:
+    text = 'invoke write_file {\n  "path": "preflight.txt",\n  "content": "FLIGHT OK"\n}'
+    assert _calls(text) == [("write_file", {"path": "preflight.txt", "content": "FLIGHT OK"})]
+    assert _calls('CALL write_file {"path": "a", "content": "b"}') == [("write_file", {"path": "a", "content": "b"})]
+    assert_every_cut_matches(text, TOOLS, step=3)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Sure! invoke write_file {"path": "a.txt", "content": "hi"} done.',
+        'invoke write_file {"path": "a.txt", "content": "hi"} to save it',
+        'I will call write_file {"path": "a.txt", "content": "hi"}',
+    ],
+)
+def test_a_verb_and_a_call_in_a_sentence_stay_prose(text: str) -> None:
+    assert _calls(text) == []
