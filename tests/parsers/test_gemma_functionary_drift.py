@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from utp.parsers import get_family, parse_response
 from utp.parsers.base import ParseContext
 from utp.parsers.scanloop import scan_text
-from utp.types import DiagnosticKind, Tool
+from utp.types import DiagnosticKind, Tool, ToolCall
 
 from .test_scan_filter import CONTEXTS, SCANNER, _outcome
 from .test_streaming import cut, one_shot, run_chunks
@@ -380,3 +380,12 @@ def test_text_between_a_name_and_its_arguments_leaves_no_call_without_arguments(
 def test_a_name_alone_before_an_end_or_the_next_call_is_a_call_without_arguments(text: str) -> None:
     assert calls_of(text)[0] == ("f", {})
     _same_everywhere(text)
+
+
+@pytest.mark.parametrize("key", ["'", "'a'", "a'"])
+def test_a_rendered_key_opening_with_a_quote_reads_back(key: str) -> None:
+    """A key opening with ``'`` was rendered bare and then read as a key in Python's quotes (a
+    round-trip property found it): such a key is now rendered between escape tokens."""
+    text = get_family("functiongemma").render([ToolCall("A", {key: None})])
+    parsed = parse_response(text, tools=[Tool("A", parameters={"type": "object", "properties": {key: {"type": "null"}}})], format="functiongemma")
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("A", {key: None})]

@@ -7,7 +7,10 @@ and LFM2.5 runs:
 * ``call:write_artifact{content:<|"|>…<|"|>}`` with the call tokens gone but the string tokens kept,
   the value over several lines;
 * ```` ```javascript ```` around ``write_file({...})``, the value's quotes or line breaks unescaped;
-* ``<list_projects />``, ``<tool_call>browser_snapshot`` (the name alone), ``invoke write_file {…}``.
+* ``<list_projects />``, ``<tool_call>browser_snapshot`` (the name alone), ``invoke write_file {…}``;
+
+and erfanzar/EasyDeL's parser tests: Kimi K2's id under a namespace of the model's own
+(``ns.get_weather:0``), GigaChat 3's ``function call{…}`` with its special tokens stripped.
 """
 
 from __future__ import annotations
@@ -133,3 +136,38 @@ def test_a_call_line_opened_by_a_verb_that_calls() -> None:
 )
 def test_a_verb_and_a_call_in_a_sentence_stay_prose(text: str) -> None:
     assert _calls(text) == []
+
+
+# --- a namespace of the model's own; GigaChat's role with its tokens stripped ----------------------
+
+WEATHER = Tool("get_weather", parameters={"type": "object", "properties": {"location": {"type": "string"}}})
+
+
+def test_a_namespace_of_the_model_s_own_before_an_offered_tool_s_name() -> None:
+    """``ns.get_weather`` named no tool: only ``functions.`` and a few other prefixes were known (EasyDeL's Kimi test)."""
+    text = '<|tool_calls_section_begin|><|tool_call_begin|>ns.get_weather:0<|tool_call_argument_begin|>{"location":"Paris"}<|tool_call_end|><|tool_calls_section_end|>'
+    assert _calls(text, [WEATHER]) == [("get_weather", {"location": "Paris"})]
+    # the name after the namespace must be an offered tool's: ``ns.lookup`` is no get_weather call
+    assert "get_weather" not in [name for name, _ in _calls(text.replace("ns.get_weather", "ns.lookup"), [WEATHER])]
+    assert_every_cut_matches(text, [WEATHER], step=9)
+
+
+def test_gigachat_s_role_with_its_special_tokens_stripped() -> None:
+    text = 'hi\nfunction call{"name":"foo","arguments":{"x":1}}'
+    assert _calls(text, None) == [("foo", {"x": 1})]
+    assert parse_response(text).content == "hi"
+    assert_every_cut_matches(text, None, step=1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'This function call{"name":"foo","arguments":{"x":1}}',  # in a sentence
+        'function call{"x": 1}',  # not a call object
+        'function call{"name":"foo"}',  # no arguments
+        "function call{'name':'foo','arguments':{}}",  # not valid JSON: ordinary words need it
+    ],
+)
+def test_gigachat_s_stripped_role_that_is_no_call(text: str) -> None:
+    assert _calls(text, None) == []
+    assert_every_cut_matches(text, None, step=1)

@@ -117,8 +117,9 @@ _NAME = re.compile(r"[^\s{}<>:,\[\]()]{1,256}")
 _AFTER_A_NAME_ALONE = (*_ENDS, *_BLOCKS, _CALL_PREFIX, ",")
 #: a return type written after a call inside the call tokens, as a declaration states it (``-> OBJECT``)
 _RETURN_TYPE = re.compile(r"[ \t]{0,8}+->[ \t]{0,8}+([A-Za-z_][\w.]{0,64}+)")
-#: a key written bare: nothing the reader ends a key at (``=`` too: models write ``{city="Paris"}``)
-_SAFE_KEY = re.compile(r"[^\s:,{}\[\]<>\"=]+\Z")
+#: a key written bare: nothing the reader ends a key at (``=`` too: models write ``{city="Paris"}``), and
+#: no opening quote (a key opening with ``'`` is read as one in Python's quotes)
+_SAFE_KEY = re.compile(r"(?!')[^\s:,{}\[\]<>\"=]+\Z")
 
 
 def _object_inside(text: str, cursor: int, opener: str, closer: str, repair: str, repairs: list[str]) -> tuple[dict[str, Any], int] | None:

@@ -31,6 +31,10 @@ Two damaged shapes seen in the wild are read, each with a repair on the call:
   only for an offered tool, with its ``:IDX`` and a JSON object after it, at
   a line start or right after the previous such call, and only when the line
   ends with the object (or the next such call follows).
+
+An id under a namespace of the model's own instead of ``functions.``
+(``ns.get_weather:0``, EasyDeL's Kimi tests) names the offered tool after the
+namespace, when no offered tool has the whole name (recorded as a repair).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.callshape import build_call, unparseable
-from utp.parsers.familykit import closer_past_strings, ended_before, json_object_before_reopen, read_json_at, unfenced
+from utp.parsers.familykit import clip, closer_past_strings, ended_before, json_object_before_reopen, read_json_at, unfenced
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.textscan import blanks_before, find_forward, skip_blanks
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -112,6 +116,8 @@ class KimiK2Family(CallFamily):
         section = trigger in _SECTION_BEGINS
         cursor = _skip(text, pos + len(trigger)) if section else pos
         end, cursor = self._calls(text, cursor, calls, diagnostics)
+        for call in calls:
+            self._offered_under_namespace(call, ctx, diagnostics)
         if section and not calls and not diagnostics:
             if cursor >= len(text):
                 return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, f"{self.name}: output ended after the section token", text[pos:], self.name, pos)])
@@ -284,6 +290,15 @@ class KimiK2Family(CallFamily):
         diagnostics: list[Diagnostic] = []
         self._add_value(name, call_id, value, repairs, text[pos:end], calls, diagnostics)
         return Extraction(end, calls, diagnostics)
+
+    def _offered_under_namespace(self, call: ToolCall, ctx: ParseContext, diagnostics: list[Diagnostic]) -> None:
+        """``ns.get_weather``: the offered tool after a namespace the model wrote where ``functions.`` belongs."""
+        namespace, dot, rest = call.name.rpartition(".")
+        if not dot or not ctx.has_tools or ctx.tool(call.name) is not None or (tool := ctx.tool(rest)) is None:
+            return
+        repair = f"namespace {namespace + dot!r} before the offered tool's name dropped"
+        call.name, call.repairs = tool.name, [*call.repairs, repair]
+        diagnostics.append(Diagnostic(DiagnosticKind.REPAIRED, f"{self.name} call {tool.name!r} read after repair: {repair}", clip(str(call.raw)), self.name))
 
     def _add_value(self, name: str, call_id: str, arguments: object, repairs: list[str], raw: str, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> None:
         call, diags = build_call(name, arguments, self.name, raw, repairs, call_id)
