@@ -171,3 +171,81 @@ def test_gigachat_s_role_with_its_special_tokens_stripped() -> None:
 def test_gigachat_s_stripped_role_that_is_no_call(text: str) -> None:
     assert _calls(text, None) == []
     assert_every_cut_matches(text, None, step=1)
+
+
+# --- a bare Gemma call whose first key opens with $ or @ ------------------------------------------
+
+LOOKUP = Tool("lookup")
+
+
+def test_a_bare_gemma_call_whose_first_key_opens_with_a_dollar() -> None:
+    """``{$id:…}`` did not open a call's arguments (Mference's tests), though the reader takes such keys."""
+    text = 'call:lookup{$id:<|"|>item<|"|>,file-path:<|"|>/tmp/x<|"|>,nested:{child-key:7}}'
+    assert _calls(text, [LOOKUP]) == [("lookup", {"$id": "item", "file-path": "/tmp/x", "nested": {"child-key": 7}})]
+    assert _calls('call:lookup{@type:<|"|>Place<|"|>}', [LOOKUP]) == [("lookup", {"@type": "Place"})]
+    assert_every_cut_matches(text, [LOOKUP], step=1)
+
+
+def test_a_dollar_after_call_in_prose_stays_prose() -> None:
+    assert _calls("Then call:lookup{$id} is templated in the shell.", [LOOKUP]) == []
+
+
+# --- an apostrophe inside a Gemma value in single quotes -------------------------------------------
+
+NOTE = Tool("create_note")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<|tool_call>call:create_note(title='Bob's note', metadata={tags:['mlx','swift'], count:2})<tool_call|>",
+         {"title": "Bob's note", "metadata": {"tags": ["mlx", "swift"], "count": 2}}),
+        ("<|tool_call>call:create_note{title:'it's', body:'x'}<tool_call|>", {"title": "it's", "body": "x"}),
+    ],
+)
+def test_an_apostrophe_inside_a_single_quoted_gemma_value(text: str, expected: dict) -> None:
+    """The first ``'`` closed the value and the word after it made the call unreadable (MLXFoundationModel's tests)."""
+    parsed = parse_response(text, tools=[NOTE])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("create_note", expected)]
+    assert any("apostrophe" in repair for repair in parsed.tool_calls[0].repairs)
+    assert_every_cut_matches(text, [NOTE], step=3)
+
+
+def test_a_single_quoted_value_no_later_quote_closes_stays_unreadable() -> None:
+    parsed = parse_response("<|tool_call>call:create_note{title:'a'b}<tool_call|>", tools=[NOTE])
+    assert parsed.tool_calls == []
+
+
+# --- LFM2's list with its opening stripped; quotes left unescaped in a glued or tagged call ----------
+
+READ = Tool("Read", parameters={"type": "object", "properties": {"path": {"type": "string"}}})
+BASH = Tool("Bash", parameters={"type": "object", "properties": {"command": {"type": "string"}, "description": {"type": "string"}}})
+
+
+def test_an_lfm2_call_list_whose_opening_the_server_stripped() -> None:
+    """``f(…)]<|tool_call_end|>``: the ``]`` and the end token made the answer no bare call (liquid-text's issue #42)."""
+    text = "Read(path='/home/user/foo.c')]<|tool_call_end|><|im_end|>"
+    parsed = parse_response(text, tools=[READ])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("Read", {"path": "/home/user/foo.c"})]
+    assert parsed.content == ""
+    assert _calls("Read(path='/home/user/foo.c')]<|tool_call_end|>", None) == []  # only for an offered tool
+    assert_every_cut_matches(text, [READ], step=3)
+
+
+def test_a_value_s_inner_quotes_closed_right_before_its_own() -> None:
+    """``"ls -la "/c/x"",``: the quote after the inner one was read as a missing comma."""
+    tagged = '<tool_call>{"name":"Bash","arguments":{"command":"ls -la "/c/x"","description":"List"}}</tool_call>'
+    assert _calls(tagged, [BASH]) == [("Bash", {"command": 'ls -la "/c/x"', "description": "List"})]
+    glued = 'Bash{"command":"ls -la "/c/Users/lk"","description":"List working directory contents"}'
+    assert _calls(glued, [BASH]) == [("Bash", {"command": 'ls -la "/c/Users/lk"', "description": "List working directory contents"})]
+    assert_every_cut_matches(glued, [BASH], step=3)
+
+
+def test_a_glued_call_that_needs_a_repair_in_a_sentence_stays_prose() -> None:
+    assert _calls('Try Bash{"command":"ls -la "/c/x"","description":"List"} next time.', [BASH]) == []
+
+
+def test_a_glued_call_the_output_stopped_inside_is_not_read() -> None:
+    """rvllm's policy, and UTP's for unmarked text: ``foo{"a":{"b":1}`` may have been cut."""
+    assert _calls('call:foo{"a":{"b":1}', [Tool("foo", parameters={"type": "object", "properties": {"a": {"type": "object"}}})]) == []
+    assert _calls('Bash{"command":"ls -la "/c/x"","description":"Li', [BASH]) == []

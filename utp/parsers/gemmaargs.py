@@ -29,6 +29,11 @@ _SCALAR_END = re.compile(r"[,}\]<]")
 _PAREN_SCALAR_END = re.compile(r"[,)}\]<]")
 #: a key and its separator right after a quoted value: the ',' between them was left out
 _NEXT_KEY = re.compile(r"[A-Za-z_][\w.\-$@]{0,64}+\s*+[:=]")
+#: what may follow a whole value: a separator, a closer, a string token or the call's end token
+_AFTER_A_VALUE = re.compile(r'\s*+(?:[,)}\]]|<\|"\|>|<tool_call\|>|<end_function_call>|\Z)')
+#: how far past a quote that closes nothing an apostrophe's string is looked for
+_APOSTROPHE_REACH = 4096
+APOSTROPHE_INSIDE = "an apostrophe inside a value in single quotes read as text"
 #: nesting deeper than this is not a model's call; refuse rather than recurse
 MAX_DEPTH = 64
 
@@ -79,12 +84,25 @@ class ValueReader:
             end = quoted_string_end(text, i)
             if end == -1:
                 raise Unreadable("string opened with ' is not closed", i)
+            if not _AFTER_A_VALUE.match(text, end):
+                return self.apostrophe_string(i)
             try:
                 value, _ = parse_literal(text[i:end])
             except LiteralError:
                 raise Unreadable("bad single-quoted string", i) from None
             return value, end
         return self.scalar(i)
+
+    def apostrophe_string(self, i: int) -> tuple[str, int]:
+        """``'Bob's note'``: the first quote closes nothing (a word follows it), so the value runs to
+        the first later quote a separator or closer follows, taken as written (recorded)."""
+        text, close = self.text, i
+        limit = min(len(text), i + _APOSTROPHE_REACH)
+        while (close := text.find("'", close + 1, limit)) != -1:
+            if _AFTER_A_VALUE.match(text, close + 1):
+                self.repairs.append(APOSTROPHE_INSIDE)
+                return text[i + 1 : close], close + 1
+        raise Unreadable("string opened with ' is not closed", i)
 
     def scalar(self, i: int) -> tuple[Any, int]:
         text = self.text

@@ -26,6 +26,8 @@ VALUE_FOLLOWERS = ',}]"'
 _UNESCAPED_QUOTE = re.compile(r'(?<!\\)"')
 #: a ``+`` between a closed string and the next one opening (a long value written as pieces)
 _CONCATENATION = re.compile(r'[ \t\r\n]*+\+[ \t\r\n]*+"')
+#: what follows a value's closing quote written right after an inner quote's (``"/c/x"",``)
+_CLOSE_AFTER_QUOTE = re.compile(r'[ \t\r\n]*+(?:[,}\]]|\Z)')
 
 
 class LenientStrings:
@@ -123,7 +125,8 @@ class LenientStrings:
         """Where a double-quoted value really ends, when quotes inside it were not escaped.
 
         A value's closing quote is followed (after blanks) by ``,``, ``}``,
-        ``]``, another quote (a missing comma) or the end. A quote followed by
+        ``]``, another quote (a missing comma) or the end; a quote glued to the
+        quote that closes an inner one (``"ls -la "/c/x"",``) is the value's own. A quote followed by
         anything else (``lang="en">``, a word) cannot end the value: code and
         HTML written into an argument carry such quotes. The value then runs to
         the first quote that can end it; when none can, nothing changes.
@@ -132,6 +135,8 @@ class LenientStrings:
         at = end
         while True:
             follow = WS_RUN.match(text, at).end()
+            if follow == at < n and text[at] == '"' and at > end and _CLOSE_AFTER_QUOTE.match(text, at + 1):
+                return at + 1  # ``"ls "/c/x"",``: the inner quote's close, then the value's own
             if follow >= n or text[follow] in VALUE_FOLLOWERS:
                 return at
             if at >= self._no_value_end_from:

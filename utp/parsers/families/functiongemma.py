@@ -76,15 +76,16 @@ _ENDS = (*_BLOCKS.values(), *_SLASHED)
 _REPEATED_ENDS = re.compile(r"(?:[ \t\r\n]{0,8}+(?:<tool_call\|>|<end_function_call>)){0,63}+")
 #: a call without ``call:`` (after an opener) or a bare call's name: an identifier glued to ``{``
 _GLUED_NAME = r"[A-Za-z_][\w.\-]{0,255}"
-#: and its arguments must really open there: ``}`` or a key (a word or a quoted key) next
-_GLUED_BODY = r'\{\s{0,64}+(?:\}|[\w"]|<escape>|<\|"\|>)'
+#: and its arguments must really open there: ``}`` or a key (a word, a quoted key, or one opening with
+#: ``$`` or ``@`` as JSON Schema's and JSON-LD's keys do: ``{$id:…}``, Mference's tests) next
+_GLUED_BODY = r'\{\s{0,64}+(?:\}|[\w"$@]|<escape>|<\|"\|>)'
 _GLUED = re.compile(rf"({_GLUED_NAME})(?={_GLUED_BODY})")
 _BLANKS = re.compile(r"\s{0,64}+")
 #: the same for a bare call, which lies on one line: only spaces and tabs after its '{'
-_BARE_BODY = r'\{[ \t]{0,64}+(?:\}|[\w"]|<escape>|<\|"\|>)'
+_BARE_BODY = r'\{[ \t]{0,64}+(?:\}|[\w"$@]|<escape>|<\|"\|>)'
 _BARE_GLUED = re.compile(rf"({_GLUED_NAME})(?={_BARE_BODY})")
 _BARE_BLANKS = re.compile(r"[ \t]{0,64}+")
-_KEY_START = re.compile(r'[\w"}]')
+_KEY_START = re.compile(r'[\w"}$@]')
 _NAME_RUN = re.compile(r"[\w.\-]*")
 _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 #: blanks that may trail a bare call on its line (fewer than the stream's lookahead, so a
@@ -106,7 +107,7 @@ _HEAD = rf"\s{{0,{_LEADING_SPACE}}}+(?:{re.escape(_CALL_PREFIX)}|[A-Za-z_][\w.\-
 #: a bare call whose first value opens with Gemma's string token (``call:f{content:<|"|>…``): the
 #: call tokens are gone but the string tokens survived (gezel's llama-server captures), so a value
 #: may run over lines and the call ends at its brace, wherever that is
-_TOKEN_STRING_BODY = r'\{[ \t]{0,64}+[A-Za-z_]\w{0,64}+[ \t]{0,8}+:[ \t]{0,8}+<\|"\|>'
+_TOKEN_STRING_BODY = r'\{[ \t]{0,64}+[A-Za-z_$@][\w.\-$@]{0,64}+[ \t]{0,8}+:[ \t]{0,8}+<\|"\|>'
 _TOKEN_STRING_START = re.compile(rf"{_GLUED_NAME}(?={_TOKEN_STRING_BODY})")
 _BARE_HEAD = (
     rf"(?:(?<![^ \t\n]call:)(?<![^ \t\n][ \t]call:)[A-Za-z_][\w.\-]{{0,255}}+(?:(?={_BARE_BODY})\{{[^\n}}]*+\}}|(?={_TOKEN_STRING_BODY}))"

@@ -46,7 +46,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family
 from utp.parsers.familykit import BRACKET_MARKER, declares_all, make_call, read_json_at
-from utp.parsers.jsonrepair import scan_json_value, strict_json_at
+from utp.parsers.jsonrepair import CLOSED_TRUNCATED, scan_json_value, strict_json_at
 from utp.parsers.names import tool_named_before
 from utp.parsers.reasoning import opens_line_after_sentence
 from utp.parsers.textscan import search_forward, skip_space
@@ -61,7 +61,7 @@ _OPENING = r"\s*+(?:\"(?:[^\"\\\n]|\\.){0,128}+\"\s*+:|\})"
 #: glued to the name (``set_timer{``), the object may open as a Python dict or a JavaScript object:
 #: a single-quoted or a bare first key
 _OPENING_GLUED = r"\s*+(?:\"(?:[^\"\\\n]|\\.){0,128}+\"\s*+:|'[^'\\\n]{1,128}+'\s*+:|[A-Za-z_]\w{0,127}+\s*+:|\})"
-_GLUED_OPEN = re.compile(r"\{\s*+(?:'([^'\\\n]{1,128}+)'|([A-Za-z_]\w{0,127}+))\s*+:")
+_GLUED_OPEN = re.compile(r"""\{\s*+(?:'([^'\\\n]{1,128}+)'|([A-Za-z_]\w{0,127}+)|"([^"\\\n]{1,128}+)")\s*+:""")
 #: the repair a glued call read leniently records
 GLUED_LENIENT = "arguments glued to the tool's name, written as a Python or JavaScript object"
 
@@ -153,6 +153,8 @@ class NamedJsonFamily(CallFamily):
         if opening is None or not _first_key_declared(opening.group(1), tool.properties):
             return None
         read = _line_value(text, pos, start, name)
+        if read is None and trigger[-1] == "{":
+            return _glued_lenient(self.name, text, pos, start, tool)  # JSON that needs a repair, glued to the name
         if read is None or type(read[0]) is not dict or not declares_all(read[0], tool):
             return None
         call = make_call(self.name, tool.name, read[0], text[pos : read[1]], pos)
@@ -256,14 +258,17 @@ def _fits(value: object, schema: object) -> bool:
 def _glued_lenient(family: str, text: str, pos: int, start: int, tool: Tool) -> Extraction | None:
     """``NAME{'key': 'v',}`` or ``NAME{key: "v"}`` ending the answer: an offered tool's name glued to
     its arguments written as Python or JavaScript writes an object (gemma-3-4b answers so; a Gemma 4
-    call whose tokens and ``call:`` the server dropped reads so), its line placed as a call line is.
+    call whose tokens and ``call:`` the server dropped reads so), or as JSON that needs a repair
+    (``Bash{"command":"ls "/c/x"",…}``: quotes left unescaped), its line placed as a call line is.
     Only at the answer's end: elsewhere the same text is code."""
     opening = _GLUED_OPEN.match(text, start)
-    if opening is None or (opening.group(1) or opening.group(2)) not in tool.properties or _line_start(text, pos) is None:
+    if opening is None or (opening.group(1) or opening.group(2) or opening.group(3)) not in tool.properties or _line_start(text, pos) is None:
         return None
     read = read_json_at(text, start, min(len(text), start + _MAX_OBJECT))
     if read is None or type(read[0]) is not dict or skip_space(text, read[1]) < len(text) or not declares_all(read[0], tool):
         return None
+    if CLOSED_TRUNCATED in read[2]:
+        return None  # the output stopped inside the object: with no marker, a cut call is not read
     diagnostics: list[Diagnostic] = []
     call = make_call(family, tool.name, read[0], text[pos : read[1]], pos, [*read[2], GLUED_LENIENT], diagnostics)
     return Extraction(len(text), [call], diagnostics)

@@ -91,6 +91,8 @@ _CODE_FENCE_PARTIAL = re.compile(
     r"```[ \t]*(?:" + "|".join(_growing(word) for word in ("python3", "javascript", "typescript")) + r"|js|ts)[ \t]*\r?",
     re.IGNORECASE,
 )
+#: the end of an LFM2 call list whose ``<|tool_call_start|>[`` a server stripped (liquid-text issue #42's leak)
+_HEADLESS_LIST_END = re.compile(r"\][ \t]*+" + re.escape(LFM_CLOSE) + r"\s*+\Z")
 #: the lenient reader's readings of bare words as strings: in a code fence those words are code's variables
 _VARIABLES_READ = frozenset({BARE_WORD, BARE_TEXT})
 #: a call's result kept in a name before it (``results = f(``: the tool_code habit of assigning, then printing)
@@ -308,12 +310,17 @@ class PythonicFamily(CallFamily):
         if end - pos > MAX_SPAN:
             return None
         body = text[pos:end]
+        headless = _HEADLESS_LIST_END.search(body)
+        if headless is not None:  # ``f(a=1)]<|tool_call_end|>``: LFM2's list whose opening the server stripped
+            body = body[: headless.start()]
         read = _bracketless_calls(body, ctx)
         if read is None:
             return self._call_before_prose(text, pos, ctx)
         raws, repairs, failures = read
         if failures or not raws or not all(names_offered_tool(raw.name, ctx) for raw in raws):
             return None
+        if headless is not None:
+            repairs = [f"{LFM_OPEN}[ missing before the call list (stripped?)", *repairs]
         return self._extraction(text, pos, len(text), raws, repairs, ctx)
 
     def _call_before_prose(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
