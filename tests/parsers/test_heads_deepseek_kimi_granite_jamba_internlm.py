@@ -145,6 +145,7 @@ _SUFFIXES = {
     "<tool_calls>": ["", "\n", " ", "f", "f{", "f(", '"'],
     "<TOOLCALL>": ["", "\n", " ", "f", "f{", "f(", '"'],
     internlm.START + internlm.PLUGIN: ["", "\n", " ", "f", "f{", "f(", '"'],
+    internlm.SPACED_PLUGIN: ["", "\n", " ", "f", "f{", "f(", '"'],
     internlm.START + internlm.INTERPRETER: [internlm.END, "\n" + internlm.END, " \n\t" + internlm.END],
 }
 

@@ -111,6 +111,24 @@ def resolve_name(name: str, ctx: ParseContext) -> NameMatch:
     return found
 
 
+def offered_under_namespace(name: str, ctx: ParseContext) -> str | None:
+    """The offered tool a name means when written under a namespace of the model's own: the part after
+    the last dot (``attest.list_notes``, Kimi's ``ns.get_weather``), when no offered tool has the whole name.
+
+    Only for names inside call markup: in prose or code ``t.test(…)`` is a method, not the ``test`` tool.
+    """
+    namespace, dot, rest = name.rpartition(".")
+    if not dot or not namespace or not ctx.has_tools or ctx.tool(name) is not None:
+        return None
+    tool = ctx.tool(rest)
+    return tool.name if tool is not None else None
+
+
+def namespace_dropped(written: str, meant: str) -> str:
+    """The repair :func:`offered_under_namespace` records."""
+    return f"namespace {written[: len(written) - len(meant)]!r} before the offered tool's name dropped"
+
+
 def _resolve_inexact(name: str, index: "_NameIndex") -> NameMatch:
     found = _resolve_words(name, index)
     if found.known or ("<" not in name and "to=" not in name):

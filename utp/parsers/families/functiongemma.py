@@ -57,6 +57,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, register_family, static_triggers
 from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.names import namespace_dropped, offered_under_namespace
 from utp.parsers.gemmaargs import ESCAPE, QUOTES, Unreadable, ValueReader
 from utp.parsers.reasoning import REASONING_CLOSERS, call_list_starts
 from utp.parsers.textscan import blanks_before, find_first, find_forward, is_proper_prefix, skip_blanks, skip_space
@@ -186,12 +187,7 @@ class FunctionGemmaFamily(CallFamily):
             if missing_prefix:
                 repairs.append(f"no 'call:' before {name!r}")
                 missing_prefix = False
-            while text.startswith(":", cursor) and (second := _NAME.match(text, cursor + 1)) is not None:
-                if second.group() == name:
-                    repairs.append(f"name {name!r} written twice")
-                else:  # a namespaced name, as MCP clients spell a server's tool (``call:mcp:lookup{...}``, deeper too)
-                    name = f"{name}:{second.group()}"
-                cursor = skip_space(text, second.end())
+            name, cursor = _whole_name(text, name, cursor, repairs, ctx)
             if (inside := _object_inside(text, cursor, "(", ")", "arguments object inside parentheses", repairs)) is not None:
                 arguments, cursor = inside
             elif text.startswith("(", cursor):
@@ -330,6 +326,23 @@ class FunctionGemmaFamily(CallFamily):
         return "".join(
             f"<start_function_call>{_CALL_PREFIX}{call.name}{render_value(call.arguments)}<end_function_call>" for call in calls
         )
+
+
+def _whole_name(text: str, name: str, cursor: int, repairs: list[str], ctx: ParseContext) -> tuple[str, int]:
+    """The call's name read on past ``:`` (and where reading goes on): the name written twice
+    (``call:f:f{…}``, one dropped), an MCP server's before a tool's (``call:mcp:lookup{…}``, deeper too,
+    one namespaced name), and a namespace of the model's own before an offered tool's
+    (``call:attest.list_notes(…)``: that tool, recorded)."""
+    while text.startswith(":", cursor) and (second := _NAME.match(text, cursor + 1)) is not None:
+        if second.group() == name:
+            repairs.append(f"name {name!r} written twice")
+        else:
+            name = f"{name}:{second.group()}"
+        cursor = skip_space(text, second.end())
+    if (meant := offered_under_namespace(name, ctx)) is not None:
+        repairs.append(namespace_dropped(name, meant))
+        name = meant
+    return name, cursor
 
 
 def _glued_settled(text: str, at: int, blanks_after_brace: re.Pattern[str]) -> bool:

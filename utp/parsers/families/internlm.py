@@ -21,6 +21,8 @@ START = "<|action_start|>"
 PLUGIN = "<|plugin|>"
 INTERPRETER = "<|interpreter|>"
 END = "<|action_end|>"
+#: the two tokens with a blank between (a client joining tokens with spaces; swift-lm-response-parser's second call)
+SPACED_PLUGIN = START + " " + PLUGIN
 #: scan lookaheads. Plugin: a tagged JSON body (``TAGGED_JSON_HEAD``). Interpreter: a call only
 #: when the code before ``<|action_end|>`` (or the end) is not blank, i.e. the first non-space
 #: character after the tag exists and does not open ``<|action_end|>``. Whether the interpreter tool is offered is left to ``extract`` (the scan
@@ -28,6 +30,7 @@ END = "<|action_end|>"
 #: with that tool, the next tag is code.
 HEADS = {
     START + PLUGIN: TAGGED_JSON_HEAD,
+    SPACED_PLUGIN: TAGGED_JSON_HEAD,
     START + INTERPRETER: r"\s*+(?!" + re.escape(END) + r")\S",
 }
 
@@ -37,7 +40,7 @@ class InternlmFamily(CallFamily):
     name = "internlm"
     priority = 50
     aliases = ("internlm2", "internlm2_5")
-    declared_triggers = static_triggers((START + PLUGIN, START + INTERPRETER), HEADS)
+    declared_triggers = static_triggers((START + PLUGIN, SPACED_PLUGIN, START + INTERPRETER), HEADS)
     summary = '<|action_start|><|plugin|>{"name": ..., "parameters": {...}}<|action_end|>'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:

@@ -107,8 +107,9 @@ _CALL_LINE = re.compile(r"\n[ \t]*+\{" + _KEY_HEAD)
 _LOOKBACK = 240
 #: a lead-in is prose: a line holding these is JSON (``"function": {`` inside an object), not a sentence
 _JSON_PUNCTUATION = re.compile(r"[{\[\"]")
-#: a line holding nothing but a bracketed marker before the JSON (``[ACTION] {...}``)
-_MARKER_LINE = re.compile(r"[ \t]*+" + BRACKET_MARKER + r"[ \t]*+\Z")
+#: a line holding nothing but a marker before the JSON: a bracketed one (``[ACTION] {...}``) or a label in
+#: capitals a client's prompt asks for (``TOOL_CALL: {...}``, holmium's protocol), not a sentence's lead-in
+_MARKER_LINE = re.compile(r"[ \t]*+(?:" + BRACKET_MARKER + r"|[A-Z][A-Z0-9_]{2,40}+:)[ \t]*+\Z")
 #: what may still grow into a call-shaped start (streaming: wait for more text)
 _GROWABLE = {"{": re.compile(r"\s*\\?[\"']?"), "[": re.compile(r"\s*(?:\{\s*[\"']?)?")}
 

@@ -48,6 +48,7 @@ from utp.parsers.callshape import build_call, unparseable
 from utp.parsers.familykit import clip, closer_past_strings, ended_before, json_object_before_reopen, read_json_at, unfenced
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.textscan import blanks_before, find_forward, skip_blanks
+from utp.parsers.names import namespace_dropped, offered_under_namespace
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
@@ -293,12 +294,12 @@ class KimiK2Family(CallFamily):
 
     def _offered_under_namespace(self, call: ToolCall, ctx: ParseContext, diagnostics: list[Diagnostic]) -> None:
         """``ns.get_weather``: the offered tool after a namespace the model wrote where ``functions.`` belongs."""
-        namespace, dot, rest = call.name.rpartition(".")
-        if not dot or not ctx.has_tools or ctx.tool(call.name) is not None or (tool := ctx.tool(rest)) is None:
+        meant = offered_under_namespace(call.name, ctx)
+        if meant is None:
             return
-        repair = f"namespace {namespace + dot!r} before the offered tool's name dropped"
-        call.name, call.repairs = tool.name, [*call.repairs, repair]
-        diagnostics.append(Diagnostic(DiagnosticKind.REPAIRED, f"{self.name} call {tool.name!r} read after repair: {repair}", clip(str(call.raw)), self.name))
+        repair = namespace_dropped(call.name, meant)
+        call.name, call.repairs = meant, [*call.repairs, repair]
+        diagnostics.append(Diagnostic(DiagnosticKind.REPAIRED, f"{self.name} call {meant!r} read after repair: {repair}", clip(str(call.raw)), self.name))
 
     def _add_value(self, name: str, call_id: str, arguments: object, repairs: list[str], raw: str, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> None:
         call, diags = build_call(name, arguments, self.name, raw, repairs, call_id)

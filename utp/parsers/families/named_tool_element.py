@@ -17,7 +17,9 @@ per argument named by its key, the same inside a ``<parameters>`` (or
 ``<arguments>``, ``<args>``, …) wrapper, or Claude's ``<parameter name="k">v</parameter>``
 elements, with or without the wrapper. Values are raw text typed by the
 tool's schema (JSON when untyped and JSON); a value quoted as CDATA is its
-text. A JSON body inside ``<tool_call name="f">`` is the Hermes family's.
+text. The body may instead be one JSON object valid as written, the arguments
+(``<tool name="read_json">{"file_path": "a.json"}</tool>``, a Chinese agent's
+prompt format); inside ``<tool_call name="f">`` that is the Hermes family's.
 
 Such an element is a call when it is closed and its body is nothing but those
 elements; with tools offered the name must be one of them, and without tools
@@ -55,8 +57,8 @@ _ATTRIBUTE_OPENERS = tuple(f"<{tag} " for tag in _ATTRIBUTE_ONLY_TAGS)
 #: (the element tags keep their one head: a second, for arguments as an attribute, on every ``<tool `` or
 #: ``<function `` of a flood cost a sixth to a fifth more time in ``make bench``)
 _OPEN = re.compile(r"<(?P<tag>" + "|".join(TAGS) + r")\s+" + NAME_ATTRIBUTE)
-#: the opener's rest after ``<tag ``: the name attribute, then an element opening the body
-_HEAD = NAME_ATTRIBUTE_HEAD + r"\s*+<[A-Za-z_]"
+#: the opener's rest after ``<tag ``: the name attribute, then an element or a JSON object opening the body
+_HEAD = NAME_ATTRIBUTE_HEAD + r"\s*+(?:<[A-Za-z_]|\{)"
 #: the opener's rest when the arguments are an attribute: ``arguments=`` and an object, bare or quoted
 #: (possessive, attribute by attribute: an opener of a flood fails at its first character that is no attribute)
 _ARGUMENTS_ATTRIBUTE_HEAD = (
@@ -100,7 +102,11 @@ class NamedToolElementFamily(CallFamily):
         close = find_forward(text, closer, opener.end())  # (remembered: a flood of openers costs one search)
         if close == -1 or close - pos > _MAX_ELEMENT or (ctx.has_tools and not names_offered_tool(name, ctx)):
             return None
-        arguments = _arguments(text[opener.end() : close], ctx.tool(name), vocabulary_needed=not ctx.has_tools)
+        body = text[opener.end() : close]
+        if body.lstrip().startswith("{"):
+            arguments = _json_arguments(body) if opener.group("tag") != "tool_call" else None  # (Hermes reads that tag's)
+        else:
+            arguments = _arguments(body, ctx.tool(name), vocabulary_needed=not ctx.has_tools)
         if arguments is None:
             return None
         end = close + len(closer)
@@ -115,7 +121,7 @@ class NamedToolElementFamily(CallFamily):
         if opener is None:
             return text.find(">", pos, pos + 400) != -1 or len(text) - pos > 400
         body = skip_space(text, opener.end())
-        if body < len(text) and text[body] != "<":
+        if body < len(text) and text[body] not in "<{":
             return True  # prose after the tag: markup being shown
         return find_forward(text, f"</{opener.group('tag')}>", opener.end()) != -1 or len(text) - pos > _MAX_ELEMENT
 
@@ -126,6 +132,15 @@ class NamedToolElementFamily(CallFamily):
             + "</parameters>\n</tool>"
             for call in calls
         )
+
+
+def _json_arguments(body: str) -> dict[str, Any] | None:
+    """The body as one JSON object valid as written (``<tool name="read_json">{"file_path": "a"}</tool>``), else None."""
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return value if type(value) is dict else None
 
 
 def _arguments(body: str, tool: Tool | None, vocabulary_needed: bool) -> dict[str, Any] | None:
