@@ -110,3 +110,9 @@ def test_dsml_doubled_bars_then_one_spaced_bar() -> None:
     tool = Tool("mcp_browser_get_text")
     assert _calls(text, [tool]) == [("mcp_browser_get_text", {})]
     assert_every_cut_matches(text, [tool], step=3)
+
+
+def test_without_tools_a_label_in_capitals_still_leads_into_the_answer_s_call() -> None:
+    """The label made the line a marker line, and a marker marks only offered tools' calls: with no
+    tools the call after it, the whole answer, was lost (it read before the label was a marker)."""
+    assert _calls('TOOL_CALL: {"tool": "read_file", "params": {"path": "a"}}', None) == [("read_file", {"path": "a"})]

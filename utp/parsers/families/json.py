@@ -258,7 +258,11 @@ class JsonFamily(CallFamily):
         line_start = before.rfind("\n")
         line = before[line_start + 1 :]
         if _MARKER_LINE.match(line):
-            return "own_line" if ctx.has_tools and (plan or names_offered_tool_at(text, pos, ctx, nested=True)) else None
+            if ctx.has_tools and (plan or names_offered_tool_at(text, pos, ctx, nested=True)):
+                return "own_line"
+            if not line.rstrip().endswith(":"):
+                return None
+            # a label in capitals that marks nothing here (no tools, or none named) leads in as a sentence's would
         if ends_with_colon(line) and not _JSON_PUNCTUATION.search(line):
             return "after_lead_in"  # "Here is the call: {...}" on one line of prose (must end the response)
         if line_start < 0 or before[line_start + 1 :].strip():
