@@ -116,3 +116,42 @@ def test_without_tools_a_label_in_capitals_still_leads_into_the_answer_s_call() 
     """The label made the line a marker line, and a marker marks only offered tools' calls: with no
     tools the call after it, the whole answer, was lost (it read before the label was a marker)."""
     assert _calls('TOOL_CALL: {"tool": "read_file", "params": {"path": "a"}}', None) == [("read_file", {"path": "a"})]
+
+
+# --- Gemma 4 12B's captures in Inferpal; a Swift app's fenced arguments under a name line ------------
+
+RUN_TESTS = Tool("run_tests", parameters={"type": "object", "properties": {"filter": {"type": "string"}, "timeout_seconds": {"type": "integer"}}})
+LIST_FILES = Tool("list_files", parameters={"type": "object", "properties": {"path": {"type": "string"}}})
+SEARCH_IN_FILES = Tool("search_in_files", parameters={"type": "object", "properties": {"path": {"type": "string"}, "pattern": {"type": "string"}}})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('<tool_call>{"name":"run_tests","filter":"Pricing","timeout_seconds":60}</tool_call>', [("run_tests", {"filter": "Pricing", "timeout_seconds": 60})]),
+        ('<tool_call>{"id":"call_1","type":"function","name":"list_files","path":"src"}</tool_call>', [("list_files", {"path": "src"})]),
+    ],
+)
+def test_an_offered_tool_s_arguments_beside_its_name_inside_a_call_tag(text: str, expected: list) -> None:
+    """Bare, such an object was a call; inside ``<tool_call>`` it was not."""
+    assert _calls(text, [RUN_TESTS, LIST_FILES]) == expected
+    assert_every_cut_matches(text, [RUN_TESTS, LIST_FILES], step=5)
+
+
+def test_arguments_beside_a_name_inside_a_call_tag_must_be_the_tool_s_parameters() -> None:
+    assert _calls('<tool_call>{"name":"run_tests","colour":"red"}</tool_call>', [RUN_TESTS]) == []
+
+
+def test_hermes_json_written_inside_gemma_s_call_tokens() -> None:
+    text = '<|tool_call>call:tool_call>\n{"name": "search_in_files", "arguments": {"path": "/ws", "pattern": "ApplyDiscount"}}\n</tool_call>'
+    parsed = parse_response(text, tools=[SEARCH_IN_FILES])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("search_in_files", {"path": "/ws", "pattern": "ApplyDiscount"})]
+    assert parsed.content == ""
+    assert_every_cut_matches(text, [SEARCH_IN_FILES], step=3)
+
+
+def test_a_name_line_then_its_arguments_in_a_fence_inside_the_tag() -> None:
+    first, second = Tool("first"), Tool("second")
+    text = 'I will check. <tool_call>first\n```\n{"q":"a"}\n```</tool_call><tool_call>second\n```json\n{"q":"b"}\n```</tool_call>'
+    assert _calls(text, [first, second]) == [("first", {"q": "a"}), ("second", {"q": "b"})]
+    assert_every_cut_matches(text, [first, second], step=3)

@@ -56,7 +56,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, register_family, static_triggers
-from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.callshape import calls_from_value
+from utp.parsers.familykit import make_call, read_json_at, unreadable
 from utp.parsers.names import namespace_dropped, offered_under_namespace
 from utp.parsers.gemmaargs import ESCAPE, QUOTES, Unreadable, ValueReader
 from utp.parsers.reasoning import REASONING_CLOSERS, call_list_starts
@@ -66,6 +67,10 @@ from utp.types import Diagnostic, DiagnosticKind, ToolCall
 #: opening token → closing token
 _BLOCKS = {"<start_function_call>": "<end_function_call>", "<|tool_call>": "<tool_call|>"}
 _CALL_PREFIX = "call:"
+#: Hermes' tag name written where the call's name belongs, its JSON call after it (see ``_hermes_inside``)
+_HERMES_INSIDE = "call:tool_call>"
+_HERMES_CLOSERS = ("</tool_call>", "<tool_call|>")
+HERMES_INSIDE = "Hermes' <tool_call> JSON written inside Gemma's call tokens"
 #: the bare trigger: a Gemma 4 call whose special tokens the server stripped
 BARE = _CALL_PREFIX
 #: XML-style closers models write for the end token (read with a repair)
@@ -167,6 +172,8 @@ class FunctionGemmaFamily(CallFamily):
             return self._bare(text, pos, ctx)
         closing = _BLOCKS[trigger]
         cursor = skip_space(text, pos + len(trigger), pos + len(trigger) + _LEADING_SPACE)
+        if text.startswith(_HERMES_INSIDE, cursor):
+            return self._hermes_inside(text, pos, closing, cursor + len(_HERMES_INSIDE))
         calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
         if text.startswith(_CALL_PREFIX, cursor):
@@ -296,6 +303,20 @@ class FunctionGemmaFamily(CallFamily):
         if cursor - (pos + len(trigger)) <= _LEADING_SPACE and text[cursor] in _NAME_START:
             return _glued_settled(text, cursor, _BLANKS)
         return True
+
+    def _hermes_inside(self, text: str, pos: int, closing: str, cursor: int) -> Extraction:
+        """``<|tool_call>call:tool_call>`` then a JSON call and ``</tool_call>``: Hermes' tag written
+        inside Gemma's call tokens (Gemma 4 12B's reply in Inferpal's captures); one whole call object.
+        Inside the call tokens anything else is a call that cannot be read, reported."""
+        body = skip_space(text, cursor)
+        read = read_json_at(text, body)
+        found = None if read is None else calls_from_value(read[0], self.name, text[body : read[1]], [*read[2], HERMES_INSIDE], require_arguments=True)
+        if found is None or not found[0]:
+            return self._unreadable(text, pos, closing, "no JSON call after Hermes' tag inside the call tokens", [], [])
+        jend = read[1]  # type: ignore[index]
+        after = skip_space(text, jend)
+        closer = next((c for c in _HERMES_CLOSERS if text.startswith(c, after)), None)
+        return Extraction(after + len(closer), *found, final=True) if closer else Extraction(jend, *found)
 
     @staticmethod
     def _bare_settled(text: str, pos: int) -> bool:

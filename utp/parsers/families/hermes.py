@@ -45,6 +45,7 @@ from utp.parsers.elements import ARGUMENT_ELEMENTS, NAME_ELEMENTS, named_element
 from utp.parsers.hermesbodies import PYTHON_CALL_HEAD, absorbs_stray_text, named_element_body, python_body
 from utp.parsers.taggedjson import salvage_list, valid_json_before
 from utp.parsers.families.keyword_command import attribute_call
+from utp.parsers.flatcalls import flat_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
 from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, scan_json_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
@@ -61,7 +62,7 @@ _WEAK = ("tools", "tool", "response", "function", "tool_code", "invoke")
 _TAGS = _STRONG + _WEAK
 #: the name on its own line before the JSON, or glued to its object (``<tool_call>fs.read{"path": "a"}``,
 #: GLM-5 behind a gateway that dropped its argument tokens)
-_NAME_LINE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,120})(?:\s*\n\s*(?=[{\[])|[ \t]*+(?=\{))")
+_NAME_LINE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,120})(?:\s*\n\s*(?P<fence>```[\w\-]{0,40}[ \t]*\r?\n\s*)?(?=[{\[])|[ \t]*+(?=\{))")
 #: gpt-oss's recipient header where the name belongs (``<tool_call>assistant to=functions.NAME json``
 #: then the JSON): a Harmony model served with a Hermes-style template
 _RECIPIENT_LINE = re.compile(r"\s*(?:assistant\s+)?to=(?:functions\.)?([A-Za-z_][\w.\-]{0,120})(?:\s*<\|constrain\|>\s*json|[ \t]+json)?\s*(?=\{)")
@@ -148,7 +149,7 @@ class HermesFamily(CallFamily):
                 return None
             cursor = fence.end()
         if cursor < limit and text[cursor] in "{[":
-            return self._json_body(text, pos, cursor, limit, close, closer, strong, trigger)
+            return self._json_body(text, pos, cursor, limit, close, closer, strong, trigger, ctx)
         if cursor < limit and text[cursor] == "<":
             found = self._element_body(text, pos, cursor, limit, close, closer, strong)
             return found if found is not None else named_element_body(self.name, text, pos, cursor, trigger, closer, strong, ctx)
@@ -170,7 +171,9 @@ class HermesFamily(CallFamily):
 
     # -- bodies
 
-    def _json_body(self, text: str, pos: int, cursor: int, limit: int, close: int, closer: str, strong: bool, opener: str) -> Extraction | None:
+    def _json_body(
+        self, text: str, pos: int, cursor: int, limit: int, close: int, closer: str, strong: bool, opener: str, ctx: ParseContext
+    ) -> Extraction | None:
         if not strong:  # a weak tag's call names itself before the tag opens again (the scan's guard)
             reopened = find_forward(text, opener, cursor)
             if _NAME_KEY_TEXT.search(text, cursor, len(text) if reopened < 0 else reopened) is None:
@@ -185,7 +188,7 @@ class HermesFamily(CallFamily):
             value, jend = whole
             if jend > close:  # the first closer was inside a string: find the real one
                 close = find_forward(text, closer, jend)
-            return self._json_calls(text, cursor, value, jend, [], close, closer, opener)
+            return self._json_calls(text, cursor, value, jend, [], close, closer, opener, ctx)
         if still_open:
             # valid so far, the closer inside an unfinished string: the call runs to the end
             # of the text (truncated output; a stream waits for the rest)
@@ -210,7 +213,7 @@ class HermesFamily(CallFamily):
             if salvaged is not None:
                 return Extraction(end, *salvaged)
             return Extraction(end, [], [unparseable(self.name, f"unreadable JSON in {closer[2:-1]}: {exc}", text[pos:end], pos)])
-        found = self._json_calls(text, cursor, value, jend, repairs, close, closer, opener)
+        found = self._json_calls(text, cursor, value, jend, repairs, close, closer, opener, ctx)
         if found is None and strong and CLOSED_TRUNCATED in repairs:
             if _CUT_BEFORE_NAME.fullmatch(text, cursor, jend) is not None:
                 return self._cut_before_name(text, pos, cursor, jend, close, closer, opener)
@@ -239,10 +242,11 @@ class HermesFamily(CallFamily):
         return Extraction(end, [], [unparseable(self.name, reason, raw, pos)], final=closed)
 
     def _json_calls(
-        self, text: str, cursor: int, value: Any, jend: int, repairs: list[str], close: int, closer: str, opener: str
+        self, text: str, cursor: int, value: Any, jend: int, repairs: list[str], close: int, closer: str, opener: str, ctx: ParseContext
     ) -> Extraction | None:
         raw = text[cursor:jend]
-        found = calls_from_value(value, self.name, raw, repairs, salvage=True)
+        # an offered tool's arguments beside its name, as bare JSON may write them (Gemma 4 12B in Inferpal's captures)
+        found = calls_from_value(value, self.name, raw, repairs, salvage=True) or flat_calls(value, self.name, raw, repairs, ctx)
         if found is None:
             return None
         calls, diagnostics = found
@@ -351,10 +355,12 @@ class HermesFamily(CallFamily):
             name, value, repairs = inner[0], inner[1], [*repairs, f"the word {line.group(1)[:40]!r} before the call object read as a label"]
         elif (announced := announced_call_arguments(value, name, ctx.tool(name))) is not None:
             value, repairs = announced, [*repairs, ANNOUNCED_CALL]
+        after = skip_space(text, jend, len(text))
+        if line.groupdict().get("fence") and text.startswith("```", after):  # the arguments in a fence under the name (a Swift app's fixtures)
+            repairs, after = [*repairs, "arguments inside a Markdown fence"], skip_space(text, after + 3, len(text))
         call, diagnostics = build_call(name, value, self.name, text[pos:jend], repairs)
         if call is None:
             return None
-        after = skip_space(text, jend, len(text))
         closed = text.startswith(closer, after)
         return Extraction(after + len(closer) if closed else jend, [call], diagnostics, final=closed)
 
