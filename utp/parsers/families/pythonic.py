@@ -75,9 +75,10 @@ CODE_FENCE = "```"
 #: the labels such a fence may carry: Python's, or JavaScript's and TypeScript's (Qwen served by MLX
 #: writes ```` ```javascript ```` around ``write_file({...})``, gezel's captures); the body is read the same
 _CODE_LABEL = r"(?:[Pp]ython3?+|py|[Jj]ava[Ss]cript|js|[Tt]ype[Ss]cript|ts)"
-#: its opening line (one of those labels or none), then a call, ``print(call)`` or a call list; the short
-#: lookahead first, so a run of backticks (or ```` ```tool ````) fails each position in a step or two
-_CODE_FENCE_HEAD = rf"(?=[ \t\r\n]|[Pp]y|[Jj]a|js|[Tt]y|ts)[ \t]*+{_CODE_LABEL}?+[ \t]*+\r?\n\s*+(?:print\s*+\(\s*+)?+(?:\[\s*+)?+[A-Za-z_]"
+#: its opening line (one of those labels or none), then a call, ``print(call)`` or a call list; the
+#: one-character lookahead first, so a run of backticks fails each position in one step, then the
+#: two-character one, so ```` ```tool ```` fails at its second letter
+_CODE_FENCE_HEAD = rf"(?=[ \t\r\nPpJjTt])(?=[ \t\r\n]|[Pp]y|[Jj]a|js|[Tt]y|ts)[ \t]*+{_CODE_LABEL}?+[ \t]*+\r?\n\s*+(?:print\s*+\(\s*+)?+(?:\[\s*+)?+[A-Za-z_]"
 _CODE_FENCE_OPENING = re.compile(rf"```[ \t]*(?P<label>{_CODE_LABEL})?[ \t]*\r?\n")
 
 
