@@ -155,3 +155,40 @@ def test_a_name_line_then_its_arguments_in_a_fence_inside_the_tag() -> None:
     text = 'I will check. <tool_call>first\n```\n{"q":"a"}\n```</tool_call><tool_call>second\n```json\n{"q":"b"}\n```</tool_call>'
     assert _calls(text, [first, second]) == [("first", {"q": "a"}), ("second", {"q": "b"})]
     assert_every_cut_matches(text, [first, second], step=3)
+
+
+# --- BFCL prompt-mode replies and UI-TARS' Tarko engine --------------------------------------------
+
+HOTEL = Tool("find_hotel", parameters={"type": "object", "properties": {"location": {"type": "string"}, "pet_friendly": {"type": "boolean"}}})
+ADD = Tool("add", parameters={"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}})
+
+
+def test_a_list_of_calls_each_written_as_a_string() -> None:
+    """``['find_hotel(…)']`` (2024 models' BFCL replies): the list's items are strings, so no call was read."""
+    text = "['find_hotel(location=\"Miami\", pet_friendly=True)', \"find_hotel(location='Oslo')\"]"
+    parsed = parse_response(text, tools=[HOTEL])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [
+        ("find_hotel", {"location": "Miami", "pet_friendly": True}), ("find_hotel", {"location": "Oslo"}),
+    ]
+    assert parsed.content == ""
+    assert_every_cut_matches(text, [HOTEL], step=3)
+
+
+@pytest.mark.parametrize(
+    ("text", "tools"),
+    [
+        ("['find_hotel(location=\"Miami\")', 'a note']", [HOTEL]),  # an item that is no call
+        ("['nobody(location=\"Miami\")']", [HOTEL]),  # a tool nobody offered
+        ("['find_hotel(location=\"Miami\")']", None),  # no tools: a list of strings is data
+        ("Options: ['find_hotel(location=\"Miami\")']", [HOTEL]),  # not the whole answer
+        ("['find_hotel(location=\"Miami\")'] is what I would send", [HOTEL]),
+    ],
+)
+def test_lists_of_strings_that_are_not_calls(text: str, tools: list | None) -> None:
+    assert _calls(text, tools) == []
+
+
+def test_a_tool_call_under_tarko_s_camel_case_key_beside_what_the_model_says() -> None:
+    text = '{"content": "Calculating the sum of two numbers", "toolCall": {"name": "add", "args": {"x": 1, "y": 2}}}'
+    assert _calls(text, [ADD]) == [("add", {"x": 1, "y": 2})]
+    assert _calls(text, None) == [("add", {"x": 1, "y": 2})]

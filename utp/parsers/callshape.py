@@ -55,8 +55,8 @@ CALL_LIST_KEYS = ("tool_calls", "function_calls", "actions")
 #: {"name": ..., "arguments": "..."}}`` echoed into the content, its singular ``tool_call``, and the
 #: ``command`` of agents' JSON replies (SWE-agent's ``{"thought": ..., "command": {call}}``), and the
 #: ``tool_request`` mcp-client-for-ollama asks its models for (``{"thoughts": ..., "tool_request": {call}}``),
-#: and Gemini's ``functionCall`` (keys compare lower-cased)
-CALL_WRAPPER_KEYS = ("function_call", "functioncall", "tool_call", "command", "tool_request")
+#: and Gemini's ``functionCall`` (keys compare lower-cased), and its ``toolCall`` as UI-TARS' Tarko engine asks for it
+CALL_WRAPPER_KEYS = ("function_call", "functioncall", "tool_call", "toolcall", "command", "tool_request")
 #: what may sit beside that list without making the object something else
 _CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "answer", "response", "role", "type", "id", *PURPOSE_KEYS}
 #: Text Generation Inference's tool grammar makes the model write ``{"function": {"_name": NAME,

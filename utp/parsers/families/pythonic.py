@@ -46,6 +46,8 @@ from utp.parsers.familykit import clip, ended_before, make_call, unreadable
 from utp.parsers.families.jamba import PAIRS as JAMBA_PAIRS
 from utp.parsers.families.keyword_command import command_line
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall
+from utp.parsers.quotedcalls import quoted_calls
+from utp.parsers.codefencelabels import CODE_FENCE, CODE_FENCE_HEAD, CODE_FENCE_OPENING, CODE_FENCE_PARTIAL
 from utp.parsers.pylenient import BARE_KEY, BARE_TEXT, BARE_WORD, COLON_KEYWORD
 from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.reasoning import answer_start, begins_call_lines, call_list_starts, may_open_trailing_call_lines
@@ -70,28 +72,6 @@ _FENCE_HEAD = r"[ \t]*\r?\n\s*(?:[A-Za-z_]|\[\s*[A-Za-z_])"
 _FENCE_HEAD_RE = re.compile(_FENCE_HEAD)
 #: what may still grow into ``_FENCE_HEAD`` (streaming: wait for more text)
 _FENCE_HEAD_PARTIAL = re.compile(r"[ \t]*(?:\r?\n?\s*(?:\[\s*)?)?")
-#: a code fence, which may hold calls of offered tools when its label is Python's or missing
-CODE_FENCE = "```"
-#: the labels such a fence may carry: Python's, or JavaScript's and TypeScript's (Qwen served by MLX
-#: writes ```` ```javascript ```` around ``write_file({...})``, gezel's captures); the body is read the same
-_CODE_LABEL = r"(?:[Pp]ython3?+|py|[Jj]ava[Ss]cript|js|[Tt]ype[Ss]cript|ts)"
-#: its opening line (one of those labels or none), then a call, ``print(call)`` or a call list; the
-#: one-character lookahead first, so a run of backticks fails each position in one step, then the
-#: two-character one, so ```` ```tool ```` fails at its second letter
-_CODE_FENCE_HEAD = rf"(?=[ \t\r\nPpJjTt])(?=[ \t\r\n]|[Pp]y|[Jj]a|js|[Tt]y|ts)[ \t]*+{_CODE_LABEL}?+[ \t]*+\r?\n\s*+(?:print\s*+\(\s*+)?+(?:\[\s*+)?+[A-Za-z_]"
-_CODE_FENCE_OPENING = re.compile(rf"```[ \t]*(?P<label>{_CODE_LABEL})?[ \t]*\r?\n")
-
-
-def _growing(word: str) -> str:
-    """A pattern matching every prefix of ``word`` (the empty one too), for text still arriving."""
-    return "".join(f"(?:{re.escape(letter)}" for letter in word) + ")?" * len(word)
-
-
-#: what may still grow into that opening line (streaming: wait for more text)
-_CODE_FENCE_PARTIAL = re.compile(
-    r"```[ \t]*(?:" + "|".join(_growing(word) for word in ("python3", "javascript", "typescript")) + r"|js|ts)[ \t]*\r?",
-    re.IGNORECASE,
-)
 #: the end of an LFM2 call list whose ``<|tool_call_start|>[`` a server stripped (liquid-text issue #42's leak)
 _HEADLESS_LIST_END = re.compile(r"\][ \t]*+" + re.escape(LFM_CLOSE) + r"\s*+\Z")
 #: the lenient reader's readings of bare words as strings: in a code fence those words are code's variables
@@ -102,6 +82,8 @@ _KEPT_RESULT = r"(?:[A-Za-z_]\w{0,64}\s*=\s*)?"
 _CODE_FIRST_CALL = re.compile(rf"\s*{_KEPT_RESULT}(?:print\s*\(\s*)?(?:\[\s*)?([A-Za-z_][\w.]{{0,256}})\s*\(")
 #: how many leading characters may precede a bare list that opens the response
 _LEADING_LIMIT = 256
+#: a list whose first item is quoted (see ``_quoted_call_list``)
+_QUOTED_LIST_START = re.compile(r"\[\s{0,16}+['\"]")
 _BARE_HEAD = re.compile(r"\[\s{0,16}([A-Za-z_][\w\-]{0,255}(?:\.[A-Za-z_][\w\-]{0,255}){0,8})\s{0,16}\(")
 #: what must open a wrapped block: a call "name(" (its result maybe assigned: "x = name("), a list "[" or a JSON object "{"
 _WRAPPED_HEAD = re.compile(r"\s{0,64}(?:[\[{]|(?:[A-Za-z_]\w{0,64}\s{0,16}=\s{0,16})?[A-Za-z_][\w.]{0,2300}\s{0,16}\()")
@@ -129,13 +111,13 @@ class PythonicFamily(CallFamily):
     priority = 40
     #: a bare list must open with ``[name(`` (a superset of ``_BARE_HEAD``, as a scan lookahead)
     declared_triggers = static_triggers(("[", *WRAPPERS, *FENCE_OPENERS), {
-        "[": r"(?=[\sA-Za-z_])\s{0,16}+[A-Za-z_][\w.\-]*+\s*+\(",
+        "[": r"(?=[\sA-Za-z_'\"])\s{0,16}+['\"]?+[A-Za-z_][\w.\-]*+\s*+\(",
         **dict.fromkeys(FENCE_OPENERS, _FENCE_HEAD),
         **dict.fromkeys(WRAPPERS, _WRAPPED_SCAN_HEAD),
         **dict.fromkeys(JAMBA_PAIRS, _LISTED_SCAN_HEAD),
     }) + (
         #: a code fence, once tools are offered: Gemma/Gemini write ```` ```python ```` calls of them
-        Trigger(CODE_FENCE, _CODE_FENCE_HEAD, offered_only=True),
+        Trigger(CODE_FENCE, CODE_FENCE_HEAD, offered_only=True),
     )
     aliases = ("python", "llama3_pythonic", "llama4_pythonic", "lfm2", "olmo3")
     summary = "Pythonic: [f(a=1, b='x'), g()] (also <|tool_call_start|>[...]<|tool_call_end|>, <|python_start|>[...]<|python_end|> and <function_calls>f(a=1)</function_calls>)"
@@ -246,8 +228,8 @@ class PythonicFamily(CallFamily):
     def _bare_list(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         head = _BARE_HEAD.match(text, pos)
         if head is None:
-            return None
-        opens_response = pos == 0 or (pos <= _LEADING_LIMIT and text[:pos].isspace())
+            return self._quoted_call_list(text, pos, ctx)
+        opens_response = _opens_answer(text, pos)
         offered = ctx.has_tools and names_offered_tool(head.group(1), ctx)
         if not (opens_response or offered):
             return None
@@ -271,6 +253,13 @@ class PythonicFamily(CallFamily):
             return None
         return self._extraction(text, pos, end, raws, repairs, ctx, failures)
 
+    def _quoted_call_list(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+        """``['find_hotel(location="Miami")']``: see :func:`utp.parsers.quotedcalls.quoted_calls`."""
+        if not _opens_answer(text, pos) or (read := quoted_calls(text, pos, ctx)) is None:
+            return None
+        end, raws, repairs = read
+        return self._extraction(text, pos, end, raws, repairs, ctx)
+
     def _code_fence(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """A ```` ```python ```` (or ```` ```py ````, or unlabeled) fence holding only calls of offered tools.
 
@@ -283,7 +272,7 @@ class PythonicFamily(CallFamily):
         close = find_forward(text, "\n" + FENCE_CLOSE, pos + len(CODE_FENCE))
         if close < 0 or not ctx.has_tools:
             return None  # unclosed: a sample cut off, or (streaming) the rest is still coming
-        opening = _CODE_FENCE_OPENING.match(text, pos, close + 1)
+        opening = CODE_FENCE_OPENING.match(text, pos, close + 1)
         if opening is None or close - opening.end() > MAX_SPAN:
             return None
         body_start = opening.end()
@@ -386,9 +375,9 @@ class PythonicFamily(CallFamily):
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         if trigger == CODE_FENCE:
-            opening = _CODE_FENCE_OPENING.match(text, pos)
+            opening = CODE_FENCE_OPENING.match(text, pos)
             if opening is None:
-                return _CODE_FENCE_PARTIAL.fullmatch(text, pos) is None
+                return CODE_FENCE_PARTIAL.fullmatch(text, pos) is None
             first = _CODE_FIRST_CALL.match(text, opening.end())
             if first is None or first.end() == len(text):
                 return _PARTIAL_CODE_START.fullmatch(text, opening.end()) is None
@@ -406,12 +395,19 @@ class PythonicFamily(CallFamily):
                 return False  # an empty, unclosed block: more may come
             return _PARTIAL_CALL_HEAD.fullmatch(text, body) is None
         if _BARE_HEAD.match(text, pos) is None:
+            if _QUOTED_LIST_START.match(text, pos) and _opens_answer(text, pos):
+                return False  # a list of quoted calls is decided by the answer's end
             return _PARTIAL_HEAD.fullmatch(text, pos) is None
         return bracket_end(text, pos, MAX_SPAN) != -1
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         rendered = ", ".join(f"{call.name}({', '.join(f'{k}={python_literal(v)}' for k, v in call.arguments.items())})" for call in calls)
         return f"[{rendered}]"
+
+
+def _opens_answer(text: str, pos: int) -> bool:
+    """Does ``pos`` open the answer (blanks before it at most)?"""
+    return pos == 0 or (pos <= _LEADING_LIMIT and text[:pos].isspace())
 
 
 #: blanks after a call on its line
