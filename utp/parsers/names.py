@@ -124,9 +124,9 @@ def offered_under_namespace(name: str, ctx: ParseContext) -> str | None:
     return tool.name if tool is not None else None
 
 
-def namespace_dropped(written: str, meant: str) -> str:
-    """The repair :func:`offered_under_namespace` records."""
-    return f"namespace {written[: len(written) - len(meant)]!r} before the offered tool's name dropped"
+def namespace_dropped(written: str) -> str:
+    """The repair :func:`offered_under_namespace` records: the namespace dropped from ``written``."""
+    return f"namespace {written.rpartition('.')[0] + '.'!r} before the offered tool's name dropped"
 
 
 def _resolve_inexact(name: str, index: "_NameIndex") -> NameMatch:

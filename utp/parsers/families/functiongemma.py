@@ -361,7 +361,7 @@ def _whole_name(text: str, name: str, cursor: int, repairs: list[str], ctx: Pars
             name = f"{name}:{second.group()}"
         cursor = skip_space(text, second.end())
     if (meant := offered_under_namespace(name, ctx)) is not None:
-        repairs.append(namespace_dropped(name, meant))
+        repairs.append(namespace_dropped(name))
         name = meant
     return name, cursor
 

@@ -297,7 +297,7 @@ class KimiK2Family(CallFamily):
         meant = offered_under_namespace(call.name, ctx)
         if meant is None:
             return
-        repair = namespace_dropped(call.name, meant)
+        repair = namespace_dropped(call.name)
         call.name, call.repairs = meant, [*call.repairs, repair]
         diagnostics.append(Diagnostic(DiagnosticKind.REPAIRED, f"{self.name} call {meant!r} read after repair: {repair}", clip(str(call.raw)), self.name))
 
