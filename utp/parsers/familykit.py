@@ -94,16 +94,13 @@ def make_call(
     """A ToolCall from ``family``; repairs are mirrored into ``diagnostics`` when given."""
     call = ToolCall(name=name, arguments=arguments, raw=raw, format=family, repairs=list(repairs or []))
     if call.repairs and diagnostics is not None:
-        diagnostics.append(
-            Diagnostic(
-                DiagnosticKind.REPAIRED,
-                f"{family} call {name!r} read after repair: {'; '.join(call.repairs)}",
-                clip(raw),
-                family,
-                offset,
-            )
-        )
+        diagnostics.append(repaired(family, name, call.repairs, raw, offset))
     return call
+
+
+def repaired(family: str, name: str, repairs: list[str], raw: str, offset: int | None = None) -> Diagnostic:
+    """The ``REPAIRED`` diagnostic saying how ``family``'s call of ``name`` was read."""
+    return Diagnostic(DiagnosticKind.REPAIRED, f"{family} call {name!r} read after repair: {'; '.join(repairs)}", clip(raw), family, offset)
 
 
 def unreadable(

@@ -45,7 +45,7 @@ from collections.abc import Sequence
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.callshape import build_call, unparseable
-from utp.parsers.familykit import clip, closer_past_strings, ended_before, json_object_before_reopen, read_json_at, unfenced
+from utp.parsers.familykit import closer_past_strings, ended_before, json_object_before_reopen, read_json_at, repaired, unfenced
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.textscan import blanks_before, find_forward, skip_blanks
 from utp.parsers.names import namespace_dropped, offered_under_namespace
@@ -299,7 +299,7 @@ class KimiK2Family(CallFamily):
             return
         repair = namespace_dropped(call.name)
         call.name, call.repairs = meant, [*call.repairs, repair]
-        diagnostics.append(Diagnostic(DiagnosticKind.REPAIRED, f"{self.name} call {meant!r} read after repair: {repair}", clip(str(call.raw)), self.name))
+        diagnostics.append(repaired(self.name, meant, [repair], str(call.raw)))
 
     def _add_value(self, name: str, call_id: str, arguments: object, repairs: list[str], raw: str, calls: list[ToolCall], diagnostics: list[Diagnostic]) -> None:
         call, diags = build_call(name, arguments, self.name, raw, repairs, call_id)

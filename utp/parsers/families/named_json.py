@@ -88,14 +88,16 @@ _BULLET = r"(?:[-*\u2022]|\d{1,3}[.)])[ \t]++"
 _LABEL = r"[A-Za-z][A-Za-z _]{0,23}+:[ \t]*+"
 #: a verb saying the line makes a call (``invoke write_file {…}``: gezel's Qwen captures)
 _VERB = r"(?:[Ii]nvoke|INVOKE|[Cc]all|CALL)[ \t]++"
+#: what may stand between a call line's marker and the name: a label, a verb, Markdown bold
+_BEFORE_NAME = r"(?:" + _LABEL + r")?(?:" + _VERB + r")?" + _EMPHASIS
 #: what may stand before the name on its line, looked for in a short window before it (group 1: a marker)
-_LINE_PREFIX = re.compile(r"[ \t]*+(?:" + _BULLET + r")?(" + _CALL_MARK + r"[ \t]*+)?(?:" + _LABEL + r")?(?:" + _VERB + r")?" + _EMPHASIS)
+_LINE_PREFIX = re.compile(r"[ \t]*+(?:" + _BULLET + r")?(" + _CALL_MARK + r"[ \t]*+)?" + _BEFORE_NAME)
 #: a line holding only a bracketed marker (the line before a call line it marks)
 _MARKER_LINE = re.compile(r"[ \t]*+(?:" + _CALL_MARK + r"|" + _CALL_FENCE + r")[ \t]*+\r?")
 _LOOKBACK = 96
 #: a one-line call of this shape, names unchecked (the trailing run of call lines)
 _CALL_LINE = re.compile(
-    r"[ \t]*+(?:" + _BULLET + r")?(?:" + _CALL_MARK + r"[ \t]*+)?(?:" + _LABEL + r")?(?:" + _VERB + r")?" + _EMPHASIS
+    r"[ \t]*+(?:" + _BULLET + r")?(?:" + _CALL_MARK + r"[ \t]*+)?" + _BEFORE_NAME
     + r"[A-Za-z_][\w.\-]*+" + _GAP.pattern + r"\{.*\}[ \t]*+(?:" + BRACKET_MARKER + r")?[ \t]*+\r?"
 )
 #: what may follow the object on its line
@@ -323,7 +325,7 @@ def _line_start(text: str, pos: int) -> bool | None:
 @functools.lru_cache(maxsize=256)
 def _next_call_line(name: str) -> re.Pattern[str]:
     """A later line opening with ``name`` as a call line does (where a read from an earlier one stops)."""
-    return re.compile(r"\n[ \t]*+(?:" + _BULLET + r")?(?:" + _CALL_MARK + r"[ \t]*+)?(?:" + _LABEL + r")?(?:" + _VERB + r")?" + _EMPHASIS + re.escape(name) + r"[ \t{:*]")
+    return re.compile(r"\n[ \t]*+(?:" + _BULLET + r")?(?:" + _CALL_MARK + r"[ \t]*+)?" + _BEFORE_NAME + re.escape(name) + r"[ \t{:*]")
 
 
 def _last_object_line(text: str) -> int:
