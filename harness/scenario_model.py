@@ -10,6 +10,7 @@ import enum
 import hashlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 
 
@@ -143,9 +144,13 @@ class Scenario:
         """Whether the right answer includes a call (see :class:`TaskKind`)."""
         return task_kind_of(self.turns)
 
-    @property
+    @cached_property
     def scenario_hash(self) -> str:
-        """Changes whenever the content changes, so --resume never reuses a stale result."""
+        """Changes whenever the content changes, so --resume never reuses a stale result.
+
+        Computed once per scenario: scoring and reports ask for it for every run record, and
+        a scenario is a frozen record read from its file, never edited in place.
+        """
         return hashlib.sha256(canonical_json(self.content()).encode("utf-8")).hexdigest()
 
 

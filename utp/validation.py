@@ -15,6 +15,7 @@ of a type the schema asked for; ``"3.7"`` never becomes ``3``.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -61,12 +62,42 @@ class ValidationOutcome:
 
 def compile_schema(schema: Mapping[str, Any], where: str = "parameters") -> Draft202012Validator:
     """A validator for ``schema``; raises :class:`SchemaDefinitionError` naming ``where``."""
+    problem = _schema_problem_of(schema)
+    if problem is not None:
+        raise SchemaDefinitionError(f"{where}: invalid JSON Schema at {problem}")
+    return Draft202012Validator(schema)
+
+
+def _schema_problem_of(schema: Mapping[str, Any]) -> str | None:
+    """Where and how ``schema`` breaks the meta-schema, or None.
+
+    Checking against the meta-schema costs far more than validating arguments, and an agent
+    or an evaluation registers the same few schemas again for every conversation, so the
+    verdict is remembered by the schema's canonical JSON text. A schema that text does not
+    give back exactly (a tuple, a non-string key) is checked each time: the meta-schema may
+    judge it differently from its JSON twin.
+    """
+    try:
+        key = json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        return _meta_schema_problem(schema)
+    if json.loads(key) != schema:
+        return _meta_schema_problem(schema)
+    return _remembered_meta_schema_problem(key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _remembered_meta_schema_problem(schema_json: str) -> str | None:
+    return _meta_schema_problem(json.loads(schema_json))
+
+
+def _meta_schema_problem(schema: Any) -> str | None:
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         location = "/".join(str(p) for p in exc.absolute_path) or "(root)"
-        raise SchemaDefinitionError(f"{where}: invalid JSON Schema at {location}: {exc.message}") from None
-    return Draft202012Validator(schema)
+        return f"{location}: {exc.message}"
+    return None
 
 
 def validate_arguments(

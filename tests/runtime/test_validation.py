@@ -106,6 +106,21 @@ def test_invalid_schema_is_a_definition_error():
         compile_schema({"type": "object", "properties": {"a": {"type": "strin"}}}, where="tool 'x'")
 
 
+def test_a_remembered_schema_verdict_is_given_again_and_names_the_new_place():
+    bad = {"type": "object", "properties": {"a": {"type": "strin"}}}
+    for where in ("tool 'x'", "tool 'y'"):
+        with pytest.raises(SchemaDefinitionError, match=f"^{where} parameters: .*properties/a/type"):
+            compile_schema(bad, where=f"{where} parameters")
+    compile_schema({"type": "object", "properties": {"a": {"type": "string"}}})
+
+
+def test_a_schema_json_cannot_give_back_is_judged_as_itself_not_as_its_json_twin():
+    """A tuple is no JSON array to the meta-schema; its list twin, checked first, must not vouch for it."""
+    compile_schema({"type": "object", "required": ["a"]})
+    with pytest.raises(SchemaDefinitionError, match="required"):
+        compile_schema({"type": "object", "required": ("a",)})
+
+
 def test_ref_targets_are_coerced():
     schema = {"type": "object", "$defs": {"n": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/n"}}}
     assert validate_arguments(schema, {"a": "5"}).arguments == {"a": 5}
