@@ -12,10 +12,11 @@ import re
 from utp.parsers.base import STREAM_LOOKAHEAD, Extraction, ParseContext
 from utp.parsers.callshape import build_call, unparseable
 from utp.parsers.elements import NAME_ELEMENTS, OPEN_ELEMENT, child_elements
-from utp.parsers.familykit import unreadable
+from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.pyliteral import LiteralError
 from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.textscan import find_forward, skip_space
+from utp.parsers.yamlarguments import yaml_arguments
 from utp.types import Diagnostic, DiagnosticKind
 
 #: a Python-style call opening a tag's body: ``get_weather(``
@@ -143,3 +144,46 @@ def named_element_body(family: str, text: str, pos: int, cursor: int, opener: st
     if text.startswith(closer, after):
         return Extraction(after + len(closer), [call], diagnostics, final=True)
     return Extraction(element_end, [call], diagnostics, closer=closer)
+
+
+#: a YAML body's first line naming the tool (``name: read_file``), then its ``key: value`` lines
+_YAML_NAME_LINE = re.compile(r"(?:name|tool|tool_name)[ \t]*+:[ \t]*+([A-Za-z_][\w.\-]{0,127}+)[ \t]*+\r?\n")
+#: how such a body begins (streaming: a tag whose body begins so is decided by its closer)
+YAML_NAME_START = re.compile(r"(?:name|tool|tool_name)[ \t]*+:")
+#: the arguments under a key of their own, indented below it (``arguments:`` then ``  path: a.js``)
+_YAML_ARGUMENTS_KEY = re.compile(r"[ \t]*+(?:arguments|args|parameters|params|input)[ \t]*+:[ \t]*+\r?\n")
+
+
+def yaml_body(family: str, text: str, pos: int, cursor: int, close: int, closer: str, ctx: ParseContext) -> Extraction | None:
+    """``<tool>\nname: read_file\npath: src/a.js\n</tool>``: the call written as YAML inside the tag.
+
+    Agents that describe their tools in YAML get calls back in it: the name's
+    line first, then the arguments as ``key: value`` lines (or indented under
+    ``arguments:``). A call only of an offered tool whose parameters every key
+    is, in a closed tag (a stream waits for the closer); the name alone is a
+    call without arguments.
+    """
+    line = _YAML_NAME_LINE.match(text, cursor, close) if close >= 0 else None
+    tool = ctx.tool(line.group(1)) if line is not None else None
+    if tool is None:
+        return None
+    body = text[line.end() : close]
+    nested = _YAML_ARGUMENTS_KEY.match(body)
+    if nested is not None:
+        body = body[nested.end() :]
+    arguments = yaml_arguments(_dedented(body), tool) if body.strip() else {}
+    if arguments is None:
+        return None
+    end = close + len(closer)
+    diagnostics: list[Diagnostic] = []
+    call = make_call(family, tool.name, arguments, text[pos:end], pos, ["the call written as YAML"], diagnostics)
+    return Extraction(end, [call], diagnostics)
+
+
+def _dedented(body: str) -> str:
+    """``body`` with the indentation its first line has taken off every line (YAML's block under a key)."""
+    first = body.lstrip("\r\n")
+    indent = len(first) - len(first.lstrip(" \t"))
+    if not indent:
+        return body
+    return "\n".join(line[indent:] if line[:indent].isspace() else line for line in body.split("\n"))

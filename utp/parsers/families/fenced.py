@@ -13,7 +13,7 @@ are each a call. A ```` ```yaml ```` fence (camel-ai's
 MCP agent reads calls written so) is a call, placed as a JSON fence, when its
 body is a YAML mapping (or list of them) shaped like call JSON, with its
 arguments key, and every name is an offered tool's. A fence labelled ``tool NAME``
-(xAI's Grok models) holding an arguments object is NAME's call, for an offered
+(xAI's Grok models) or ``tool_call:NAME`` holding an arguments object is NAME's call, for an offered
 tool whose parameters the object's keys are. Python-style bodies in
 ```` ```tool_code ```` fences belong to the pythonic family, not here.
 """
@@ -198,8 +198,9 @@ def _blank_after(text: str, end: int) -> bool:
 
 
 #: a fence labelled with the tool it calls, the body its arguments (``tool file_write``: xAI's Grok
-#: models, per zeroclaw's parser and its issue #1420)
-_TOOL_NAMED_LABEL = re.compile(r"[ \t]*(?i:tool)[ \t]+([A-Za-z_][\w.\-]{0,127})[ \t]*\r?\n")
+#: models, per zeroclaw's parser and its issue #1420; ``tool_call:write_file``, a call label and
+#: the name joined by a colon, as coding agents' prompts ask)
+_TOOL_NAMED_LABEL = re.compile(r"[ \t]*(?i:(?:tool|function)(?:[_\-]?call)?)(?:[ \t]+|[ \t]*:[ \t]*)([A-Za-z_][\w.\-]{0,127})[ \t]*\r?\n")
 
 
 def _named_fence_call(family: str, text: str, pos: int, name: str, body_start: int, body_end: int, closed: bool, end: int, ctx: ParseContext) -> Extraction | None:

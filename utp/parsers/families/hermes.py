@@ -42,12 +42,12 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import ANNOUNCED_CALL, NAME_KEYS, announced_call_arguments, build_call, calls_from_value, repaired_diagnostics, split_call_object, unparseable
 from utp.parsers.elements import ARGUMENT_ELEMENTS, NAME_ELEMENTS, named_element_call
-from utp.parsers.hermesbodies import PYTHON_CALL_HEAD, absorbs_stray_text, named_element_body, python_body
+from utp.parsers.hermesbodies import PYTHON_CALL_HEAD, YAML_NAME_START, absorbs_stray_text, named_element_body, python_body, yaml_body
 from utp.parsers.taggedjson import salvage_list, valid_json_before
 from utp.parsers.families.keyword_command import attribute_call
 from utp.parsers.flatcalls import flat_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
-from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, scan_json_value
+from utp.parsers.jsonrepair import CLOSED_TRUNCATED, decode_json_at, loads_lenient, scan_json_value
 from utp.parsers.textscan import bounded_find, find_forward, is_proper_prefix, skip_space
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
@@ -76,6 +76,9 @@ _NAME_KEY_TEXT = re.compile(_NAME_WORD)
 _QUOTED_NAME_KEY = re.compile(r'(?:name|tool|function)[^"\n]{0,40}"\s*:')
 #: a call object cut right after its name key: ``{"name": `` and nothing more (the value never began)
 _CUT_BEFORE_NAME = re.compile(r'\{\s*+"(?:' + "|".join(NAME_KEYS) + r')"\s*+:\s*+')
+#: a call object whose opening ``{"`` (or ``{``) was lost: the body starts with a call-name key's word and
+#: its closing quote (``<tool_call>name": "read", "arguments": {…}``, hipfire's Qwen captures)
+_LOST_OPENING = re.compile(r'"?+(?=(?:' + "|".join(NAME_KEYS) + r')"\s*+:)')
 #: ```` ```json ```` (any label, or none) and its line break, then the JSON: a call tag around a
 #: fenced block (the closing fence is stray text before the closer, which the block absorbs)
 _FENCE_OPENER = re.compile(r"```[\w\-]{0,40}[ \t]*\r?\n\s*(?=[{\[])")
@@ -94,7 +97,7 @@ def _body_head(tag: str) -> str:
     if tag in _WEAK:
         json_head += rf"(?:[^<]*?{_NAME_WORD}|[^<]*+<(?!{tag}>))"
     else:
-        json_head += "|```"  # a fenced block inside a call tag
+        json_head += "|```|" + _LOST_OPENING.pattern  # a fenced block inside a call tag, or a call object that lost its ``{``
     # an element naming the tool is followed by a parameter element, its closer or the end (not by
     # the tag again: a flood of "<tool_call><a>" is decided here, not in Python); further on, its
     # closing tag comes before the tag opens again, or neither does (a call cut off). That check
@@ -153,6 +156,10 @@ class HermesFamily(CallFamily):
         if cursor < limit and text[cursor] == "<":
             found = self._element_body(text, pos, cursor, limit, close, closer, strong)
             return found if found is not None else named_element_body(self.name, text, pos, cursor, trigger, closer, strong, ctx)
+        if strong and close >= 0 and (lost := _LOST_OPENING.match(text, cursor, close)) is not None:
+            return self._lost_opening(text, lost.end(), close, closer, "{" if lost.end() > cursor else '{"')
+        if (written_as_yaml := yaml_body(self.name, text, pos, cursor, close, closer, ctx)) is not None:
+            return written_as_yaml
         line = _NAME_LINE.match(text, body_start, limit) or _RECIPIENT_LINE.match(text, body_start, limit)
         if line is not None:
             return self._name_then_json(text, pos, line, limit, close, trigger, closer, ctx)
@@ -222,6 +229,20 @@ class HermesFamily(CallFamily):
                 # ``<tool_call>…``): this one is reported, the next read on its own
                 return Extraction(jend, [], [unparseable(self.name, f"call JSON left unfinished before {opener} was written again", text[pos:jend], pos)], final=True)
         return found
+
+    def _lost_opening(self, text: str, start: int, close: int, closer: str, lost: str) -> Extraction | None:
+        """A closed strong tag whose body is a call object missing its opening ``{"``: the model (or a
+        server splitting tokens) dropped it, the rest is the call. Read with the opening put back, the
+        object's missing closer supplied as any cut-off object's is."""
+        try:
+            value, repairs = loads_lenient('{"' + text[start:close])
+        except ValueError:
+            return None
+        repairs = [f"the call object's opening {lost} lost", *repairs]
+        found = calls_from_value(value, self.name, text[start:close].strip(), repairs, require_arguments=False)
+        if found is None or not found[0]:
+            return None
+        return Extraction(close + len(closer), *found)
 
     def _cut_before_name(self, text: str, pos: int, cursor: int, jend: int, close: int, closer: str, opener: str) -> Extraction:
         """A call object cut off before its name was written (``<tool_call>{"name": `` and no more).
@@ -431,8 +452,8 @@ class HermesFamily(CallFamily):
         body = skip_space(text, pos + len(trigger), len(text))
         if body >= len(text) or text[body] in "{[<":
             return False
-        if PYTHON_CALL_HEAD.match(text, body) is not None:
-            return False  # a Python-style call: decided by the closer (or the end)
+        if PYTHON_CALL_HEAD.match(text, body) is not None or YAML_NAME_START.match(text, body) is not None:
+            return False  # a Python-style call, or one written as YAML: decided by the closer (or the end)
         line_end = text.find("\n", body, body + 122)
         if line_end < 0:
             return not re.match(r"[A-Za-z_][\w.\-]*[ \t]*(?:\{.*)?$", text[body : body + 121])

@@ -191,7 +191,7 @@ class JsonFamily(CallFamily):
                 found = flat_calls(value, self.name, text[pos:end], repairs, ctx, inline=True)
         else:
             found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=not known)
-            if found is None and placement == "start" and type(value) is list:
+            if found is None and placement != "inline" and type(value) is list:
                 found = _salvaged_answer_list(value, self.name, text[pos:end], repairs, ctx)
         if found is None and known and placement != "inline" and not after_result_opener(text, pos):
             found = flat_calls(value, self.name, text[pos:end], repairs, ctx)  # weaker evidence: not mid-sentence, not a result
@@ -216,8 +216,12 @@ class JsonFamily(CallFamily):
 
     @staticmethod
     def _introduced(text: str, pos: int, end: int, calls: list[ToolCall], ctx: ParseContext) -> bool:
-        """Offered tools' calls ending their line after a lead-in where someone acts ("I will call two functions:")."""
-        return bool(calls) and all(_offered(call, ctx) for call in calls) and _ends_line(text, end) and introduces_a_call(text, pos)
+        """Offered tools' calls after a lead-in where someone acts ("I will call two functions:"), ending
+        their line or followed by a new sentence ("I will do this: {…} Done.")."""
+        return (
+            bool(calls) and all(_offered(call, ctx) for call in calls)
+            and (_ends_line(text, end) or _NEW_SENTENCE.match(text, end) is not None) and introduces_a_call(text, pos)
+        )
 
     def _name_keyed(self, text: str, pos: int, trigger: str) -> Extraction | None:
         """``{"NAME": {arguments}}`` (or the arguments as a JSON string) as the whole answer, NAME an offered tool.
@@ -357,6 +361,10 @@ def _after_reasoning(before: str) -> bool:
     return before.rstrip().endswith(REASONING_CLOSERS)
 
 
+#: blanks, then a capital that opens a new sentence (not a word that goes on the one the call is in)
+_NEW_SENTENCE = re.compile(r"[ \t]++[A-Z]")
+
+
 def _ends_line(text: str, end: int) -> bool:
     nl = text.find("\n", end, end + _LOOKBACK)
     rest = text[end:nl] if nl >= 0 else text[end : end + _LOOKBACK]
@@ -439,9 +447,10 @@ def _offered(call: ToolCall, ctx: ParseContext) -> bool:
 
 
 def _salvaged_answer_list(value: list, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:
-    """A list that starts the answer, every item shaped like a call (an arguments key) but one that
-    cannot be read (``"name": 123``): the others, when every one of them calls an offered tool (the
-    unreadable one reported). A list mixing calls with records stays data."""
+    """A list where calls stand (the answer's start, after a lead-in or a marker, on a line of its
+    own), every item shaped like a call (an arguments key) but one that cannot be read
+    (``"name": 123``): the others, when every one of them calls an offered tool (the unreadable
+    one reported). A list mixing calls with records stays data."""
     if not all(has_argument_key(item) for item in value):
         return None
     found = calls_from_value(value, family, raw, repairs, salvage=True)
@@ -450,9 +459,15 @@ def _salvaged_answer_list(value: list, family: str, raw: str, repairs: list[str]
     return found
 
 
+#: a plan's key that names its list as what came back or what was once done (``{"results": [...]}``,
+#: ``{"history": [...]}``), or a sample: calls recorded, not calls to make
+_NOT_A_PLAN_KEY = re.compile(r"(?:results?|outputs?|responses?|observations?|history|examples?|samples?)", re.IGNORECASE)
+
+
 def _plan_calls(value: object, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:
-    """The calls of a plan object (one key, a list of calls), when every one names an offered tool."""
-    if type(value) is not dict or len(value) != 1:
+    """The calls of a plan object (one key, a list of calls), when every one names an offered tool
+    and the key does not call them results, history or examples."""
+    if type(value) is not dict or len(value) != 1 or _NOT_A_PLAN_KEY.fullmatch(next(iter(value))):
         return None
     items = next(iter(value.values()))
     found = calls_from_value(items, family, raw, repairs, require_arguments=False) if type(items) is list else None

@@ -43,6 +43,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigger, register_family, static_triggers
 from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.familykit import clip, ended_before, make_call, unreadable
+from utp.parsers.leadins import introduces_a_call
 from utp.parsers.families.jamba import PAIRS as JAMBA_PAIRS
 from utp.parsers.families.keyword_command import command_line
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall
@@ -319,10 +320,12 @@ class PythonicFamily(CallFamily):
         The model acted first and went on talking: the call is its first words,
         closed, literal, and followed by a new sentence (a capital) or a new
         line; not by more code (``f(x).y``), nor by the rest of a sentence the
-        call is the subject of (``f(a=1) should tell us``).
+        call is the subject of (``f(a=1) should tell us``). Or the model said it
+        acts first ("I will run the command:", see ``introduces_a_call``), as
+        call JSON is read after such a lead-in and the prose after it.
         """
-        if pos != answer_start(text):
-            return None  # code or prose that starts with a tool's name
+        if pos != answer_start(text) and not introduces_a_call(text, pos):
+            return None  # code or prose that starts with a tool's name, or a call a sample's lead-in shows
         paren = find_forward(text, "(", pos)
         close = bracket_end(text, paren, MAX_SPAN) if paren >= 0 else -1
         follow = _BLANKS.match(text, close).end() if close >= 0 else -1

@@ -1,0 +1,220 @@
+"""A call object that lost its opening, a fence labelled with its tool, and calls announced before prose.
+
+Sources (transcribed outside the repository, see docs/accuracy.md):
+
+* Kaden-Schutt/hipfire's parser tests: a Qwen ``<tool_call>`` body whose leading ``{"`` was lost;
+* CodeinScrubs/coderAI's ```` ```tool_call:tool_write_file ```` fence holding the arguments;
+* n4dlr/vibe-studio's ``execute_command({...})`` line between "I will run the command:" and "Done.";
+* a list of calls after a special token whose first item names no tool (the readable ones kept);
+* gompa/Gogen's ``{"results": [calls]}``: calls that came back, not a plan to run;
+* willaaam/gemma-4-E2B-webgpu-vision's ``<tool>`` blocks, the call written as YAML (``name: read_file``);
+* RajSaha25/ToolCallRefusal's "I will do this: {…} Done." on one line.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from utp.parsers import parse_response
+from utp.types import Tool
+
+from .conftest import assert_every_cut_matches
+
+READ = Tool("read", parameters={"type": "object", "properties": {"path": {"type": "string"}}})
+WRITE = Tool("write_file", parameters={"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}})
+RUN = Tool("execute_command", parameters={"type": "object", "properties": {"command": {"type": "string"}}})
+SEARCH = Tool("glob_search", parameters={"type": "object", "properties": {"pattern": {"type": "string"}}})
+LIST = Tool("list_files", parameters={"type": "object", "properties": {"path": {"type": "string"}}})
+RUN_WEB = Tool("run_web", parameters={"type": "object", "properties": {"entry": {"type": "string"}}})
+TOOLS = [READ, WRITE, RUN, SEARCH, LIST, RUN_WEB]
+
+
+def _calls(text: str, tools: list[Tool] | None = TOOLS) -> list[tuple[str, dict]]:
+    return [(c.name, c.arguments) for c in parse_response(text, tools=tools).tool_calls]
+
+
+# --- a call object that lost its opening ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>\nname": "read", "arguments": {"path": "/tmp/x"}\n</tool_call>',  # ``{"`` lost, its closer too
+        '<tool_call>\n"name": "read", "arguments": {"path": "/tmp/x"}}\n</tool_call>',  # only ``{`` lost
+        '<tool_call>name": "read", "arguments": {"path": "/tmp/x"}}</tool_call> Reading it.',
+    ],
+)
+def test_a_call_tag_whose_object_lost_its_opening_is_read_with_it_put_back(text: str) -> None:
+    """The body began with a name key's word and its quote, so the tag was read as holding no call."""
+    result = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [("read", {"path": "/tmp/x"})]
+    assert any("opening" in d.reason and "lost" in d.reason for d in result.diagnostics)
+    assert_every_cut_matches(text, TOOLS, step=3)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>"hello"</tool_call>',  # a quoted string, no name key
+        '<tool_call>name": is the key to use</tool_call>',  # no object follows
+        '<tools>name": "read", "arguments": {"path": "/tmp/x"}}</tools>',  # a weak tag: prompt echoes use it
+        '<tool_call>\nname": "read", "arguments": {"path": "/tmp/x"}',  # never closed: still arriving, or cut off
+    ],
+)
+def test_a_body_that_only_starts_like_a_key_stays_unread(text: str) -> None:
+    assert _calls(text) == []
+    assert_every_cut_matches(text, TOOLS, step=2)
+
+
+# --- a fence labelled with its tool ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("label", ["tool_call:write_file", "tool_call: write_file", "function:write_file", "tool write_file"])
+def test_a_fence_labelled_with_a_call_word_and_the_tool_holds_its_arguments(label: str) -> None:
+    """Only ``tool NAME`` (a blank between) named the tool; a colon left the fence mislabelled and unread."""
+    text = f'I will now create the file:\n```{label}\n{{\n  "path": "test.txt",\n  "content": "Hello World"\n}}\n```\nDone!'
+    assert _calls(text) == [("write_file", {"path": "test.txt", "content": "Hello World"})]
+    assert_every_cut_matches(text, TOOLS, step=3)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```tool_call:delete_everything\n{"path": "/"}\n```',  # a tool nobody offered
+        '```tool_call:write_file\n{"mode": "fast"}\n```',  # keys the tool does not declare
+        '```tool_call:write_file\n{"path": "a"}\nmore text\n```',  # more than the arguments in the fence
+    ],
+)
+def test_a_named_fence_that_is_not_that_tool_s_call(text: str) -> None:
+    assert _calls(text) == []
+
+
+# --- a call announced by the model, then prose ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, arguments",
+    [
+        ('execute_command({"command": "echo hi"})', {"command": "echo hi"}),
+        ('execute_command(command="echo hi")', {"command": "echo hi"}),
+    ],
+)
+def test_a_call_line_after_the_model_says_it_acts_may_be_followed_by_prose(call: str, arguments: dict) -> None:
+    """A call line after a lead-in had to end the answer; JSON after the same lead-in did not."""
+    text = f"I will run the command:\n{call}\nDone."
+    result = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [("execute_command", arguments)]
+    assert "Done." in result.content
+    assert_every_cut_matches(text, TOOLS, step=3)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Example usage:\nexecute_command(command="echo hi")\nThis prints hi.',  # a sample shown
+        'The function works like this:\nexecute_command(command="echo hi")\nThis prints hi.',  # nobody acts
+        'I will run the command:\nexecute_command(command="echo hi").stdout\nDone.',  # more code after the call
+        'I will run the command:\nnobody_offered(command="echo hi")\nDone.',
+    ],
+)
+def test_a_call_line_between_prose_that_is_not_announced_as_made(text: str) -> None:
+    assert _calls(text) == []
+    assert_every_cut_matches(text, TOOLS, step=3)
+
+
+# --- a list of calls with one unreadable item, where calls stand ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'I will search:\n[{"name": 5, "arguments": {}}, {"name": "glob_search", "arguments": {"pattern": "*"}}]',
+        'Searching now.\n[{"name": {"x": 1}, "parameters": {}}, {"name": "glob_search", "parameters": {"pattern": "*"}}]',
+    ],
+)
+def test_a_call_list_after_prose_keeps_its_readable_calls(text: str) -> None:
+    """Only a list opening the answer kept its readable siblings; after a lead-in the whole list was lost."""
+    result = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [("glob_search", {"pattern": "*"})]
+    assert any("item 1" in d.reason for d in result.diagnostics)
+    assert_every_cut_matches(text, TOOLS, step=4)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'The list is [{"name": 5, "arguments": {}}, {"name": "glob_search", "arguments": {"pattern": "*"}}] as shown.',  # mid-sentence
+        'I will search:\n[{"name": 5, "arguments": {}}, {"name": "nobody", "arguments": {"pattern": "*"}}]',  # no offered tool
+        'I will search:\n[{"title": "a"}, {"name": "glob_search", "arguments": {"pattern": "*"}}]',  # a record among calls: data
+    ],
+)
+def test_a_broken_call_list_that_is_not_salvaged(text: str) -> None:
+    assert _calls(text) == []
+
+
+# --- a plan's key that says the calls came back ---------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["results", "history", "examples", "Output"])
+def test_calls_listed_as_results_history_or_examples_are_no_plan(key: str) -> None:
+    """``{"results": [calls]}`` was read as a plan of calls to make."""
+    text = f'{{"{key}": [{{"name": "list_files", "arguments": {{"path": "/tmp"}}}}]}}'
+    assert _calls(text) == []
+
+
+def test_a_plan_of_calls_is_still_read() -> None:
+    text = '{"steps": [{"name": "list_files", "arguments": {"path": "/tmp"}}, {"name": "read", "arguments": {"path": "/tmp/a"}}]}'
+    assert _calls(text) == [("list_files", {"path": "/tmp"}), ("read", {"path": "/tmp/a"})]
+
+
+# --- a call written as YAML inside a call tag ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("<tool>\nname: run_web\nentry: counter.html\n</tool>", ("run_web", {"entry": "counter.html"})),
+        ("I will inspect.\n<tool>\nname: list_files\n</tool>", ("list_files", {})),
+        ("<tool_call>\nname: read\narguments:\n  path: src/a.js\n</tool_call>", ("read", {"path": "src/a.js"})),
+        ("<tool>\nname: read\npath: src/a.js\n</tool> trailing", ("read", {"path": "src/a.js"})),
+    ],
+)
+def test_a_call_tag_holding_the_call_as_yaml_lines(text: str, expected: tuple[str, dict]) -> None:
+    """A body of ``name: TOOL`` and ``key: value`` lines was no body any reader knew."""
+    assert _calls(text) == [expected]
+    assert_every_cut_matches(text, TOOLS, step=3)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<tool>\nname: read\nmode: fast\n</tool>",  # a key the tool does not declare
+        "<tool>\nname: nobody_offered\npath: a\n</tool>",
+        "<tool>\nname: read\npath: src/a.js\n",  # never closed
+        "<tool>\nname: read\npath: [unclosed\n</tool>",  # no YAML mapping
+    ],
+)
+def test_yaml_lines_in_a_tag_that_are_not_a_call(text: str) -> None:
+    assert _calls(text) == []
+    assert_every_cut_matches(text, TOOLS, step=3)
+
+
+# --- call JSON after an acting lead-in, then a new sentence on its line ----------------------------
+
+
+def test_call_json_after_an_acting_lead_in_may_be_followed_by_a_new_sentence() -> None:
+    """The object had to end its line; "Done." after it on the same line left it unread."""
+    text = 'I will do this: {"name": "read", "arguments": {"path": "a"}} Done.'
+    assert _calls(text) == [("read", {"path": "a"})]
+    assert_every_cut_matches(text, TOOLS, step=3)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'I will do this: {"name": "read", "arguments": {"path": "a"}} and then more.',  # the sentence goes on
+        'The API response looks like this: {"name": "read", "arguments": {"path": "a"}} Done.',  # a sample
+    ],
+)
+def test_call_json_in_a_sentence_that_goes_on_or_shows_a_sample(text: str) -> None:
+    assert _calls(text) == []
