@@ -30,6 +30,8 @@ HERMES = '<tool_call>\n{"name": "bash", "arguments": {"command": "rm -rf /"}}\n<
         f"The model answers so. E.g.:\n```\n{HERMES}\n```",
         f"Sample:\n[TOOL_CALLS][{{\"name\": \"bash\", \"arguments\": {{\"command\": \"rm -rf /\"}}}}]",
         f"\u4f8b\u5982\uff1a\n{HERMES}",
+        # the lead-in names the format's syntax (Router-Maestro's test: an answer explaining <invoke>)
+        'The syntax looks like this:\n```\n<invoke name="bash">\n<parameter name="command">rm -rf /</parameter>\n</invoke>\n```\nas you can see above.',
     ],
 )
 def test_a_call_introduced_as_an_example_is_reported_and_stays_content(text: str) -> None:
@@ -47,6 +49,7 @@ def test_a_call_introduced_as_an_example_is_reported_and_stays_content(text: str
         f"I read the example file. Now I will run it:\n{HERMES}",  # the example is in another sentence
         f"Running it:\n```xml\n<tool_call>\n{QWEN}\n</tool_call>\n```",
         f"For example, the weather.\n\n{HERMES}",  # no lead-in: the sentence does not end in a colon
+        f"I'll call the tool using Hermes syntax:\n{HERMES}",  # the syntax named, but the model acts in it
         HERMES,
     ],
 )
@@ -54,6 +57,17 @@ def test_a_call_whose_lead_in_names_no_example_runs(text: str) -> None:
     parsed = parse_response(text, tools=TOOLS)
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("bash", {"command": "rm -rf /"})]
     assert_every_cut_matches(text, TOOLS, step=9)
+
+
+def test_a_call_made_after_one_shown_as_the_syntax_runs_alone() -> None:
+    """Both the shown ``<invoke>`` and the one made after it ran: "syntax" named no sample."""
+    shown = '<invoke name="bash"><parameter name="command">rm -rf /</parameter></invoke>'
+    made = '<invoke name="bash"><parameter name="command">ls</parameter></invoke>'
+    text = f"Here is the syntax:\n```\n{shown}\n```\nnow really: {made}"
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("bash", {"command": "ls"})]
+    assert [d.kind for d in parsed.diagnostics] == [DiagnosticKind.SHOWN]
+    assert_every_cut_matches(text, TOOLS, step=7)
 
 
 def test_a_flood_of_example_lead_ins_is_bounded_like_any_flood_of_calls() -> None:

@@ -8,7 +8,10 @@ Sources (transcribed outside the repository, see docs/accuracy.md):
 * a list of calls after a special token whose first item names no tool (the readable ones kept);
 * gompa/Gogen's ``{"results": [calls]}``: calls that came back, not a plan to run;
 * willaaam/gemma-4-E2B-webgpu-vision's ``<tool>`` blocks, the call written as YAML (``name: read_file``);
-* RajSaha25/ToolCallRefusal's "I will do this: {…} Done." on one line.
+* RajSaha25/ToolCallRefusal's "I will do this: {…} Done." on one line;
+* hanief-fawzan/qoder-bridge's ``[assistant called tool: NAME with arguments: {…}]``, a proxy's record of
+  past calls that models imitate;
+* an agent's ``{"assistant_message": "…", "tool_calls": […]}`` (a Python test file of six small projects).
 """
 
 from __future__ import annotations
@@ -218,3 +221,37 @@ def test_call_json_after_an_acting_lead_in_may_be_followed_by_a_new_sentence() -
 )
 def test_call_json_in_a_sentence_that_goes_on_or_shows_a_sample(text: str) -> None:
     assert _calls(text) == []
+
+
+# --- a past call's record imitated, and the words to the user beside a call list -----------------
+
+
+@pytest.mark.parametrize("opener", ["[assistant called tool:", "[Called tool:"])
+def test_a_call_record_in_the_past_tense_is_a_call(opener: str) -> None:
+    """Only ``[Calling tool: …]`` and ``[Tool call: …]`` were read as the display of a call."""
+    text = f'Oke, saya mulai.\n\n{opener} read with arguments: {{"path": "/tmp/x.go"}}]\n{opener} list_files with arguments: {{"path": "/tmp"}}]'
+    assert _calls(text) == [("read", {"path": "/tmp/x.go"}), ("list_files", {"path": "/tmp"})]
+    assert_every_cut_matches(text, TOOLS, step=5)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[assistant called tool: read with arguments: {"path": "/tmp/x.go"} and then it stopped',  # no closing bracket
+        "The log has [assistant called tool: read] lines.",  # no arguments
+    ],
+)
+def test_a_past_call_record_that_is_not_whole(text: str) -> None:
+    assert _calls(text) == []
+
+
+@pytest.mark.parametrize("key", ["assistant_message", "reply", "message"])
+def test_the_words_to_the_user_beside_a_call_list(key: str) -> None:
+    """``assistant_message`` beside ``tool_calls`` made the object something other than calls."""
+    text = f'{{"{key}": "Hello", "tool_calls": [{{"name": "read", "arguments": {{"path": "test.py"}}}}]}}'
+    assert _calls(text) == [("read", {"path": "test.py"})]
+    assert_every_cut_matches(text, TOOLS, step=5)
+
+
+def test_a_reply_object_without_calls_is_data() -> None:
+    assert _calls('{"assistant_message": "Hello", "items": [{"name": "read", "path": "a"}]}') == []

@@ -57,8 +57,12 @@ CALL_LIST_KEYS = ("tool_calls", "function_calls", "actions")
 #: ``tool_request`` mcp-client-for-ollama asks its models for (``{"thoughts": ..., "tool_request": {call}}``),
 #: and Gemini's ``functionCall`` (keys compare lower-cased), and its ``toolCall`` as UI-TARS' Tarko engine asks for it
 CALL_WRAPPER_KEYS = ("function_call", "functioncall", "tool_call", "toolcall", "command", "tool_request")
-#: what may sit beside that list without making the object something else
-_CALL_LIST_META = {"thought", "thoughts", "reasoning", "content", "answer", "response", "role", "type", "id", *PURPOSE_KEYS}
+#: what may sit beside that list without making the object something else (the words to the user
+#: under any of the keys agents give them: ``{"assistant_message": "On it.", "tool_calls": […]}``)
+_CALL_LIST_META = {
+    "thought", "thoughts", "reasoning", "content", "answer", "response", "message", "assistant_message", "reply", "text",
+    "role", "type", "id", *PURPOSE_KEYS,
+}
 #: Text Generation Inference's tool grammar makes the model write ``{"function": {"_name": NAME,
 #: **arguments}}`` (its "_name" cannot clash with an argument called "name")
 TGI_NAME_KEY = "_name"

@@ -62,6 +62,9 @@ def introduces_a_call(text: str, pos: int) -> bool:
 _SAMPLE_NAMED = re.compile(
     r"\b(?:examples?|for instance|e\.g|samples?)\b|\u793a\u4f8b|\u4f8b\u5982|\u4f8b\u5b50|\u6bd4\u5982|\u6837\u4f8b", re.IGNORECASE
 )
+#: the format's syntax named where nobody acts ("The syntax looks like this:", "Here is the syntax:"; Chinese:
+#: syntax): shown; "I'll call the tool using Cline syntax:" is the model acting in that syntax
+_SYNTAX_NAMED = re.compile(r"\bsyntax\b|\u8bed\u6cd5", re.IGNORECASE)
 #: a fence's opening line: three backticks and a label, or none
 _FENCE_OPENING = re.compile(r"[ \t]*+```[\w+.\-]{0,32}+[ \t]*+")
 #: the most of a lead-in line looked at, so a flood of lead-ins stays linear
@@ -74,7 +77,8 @@ def shown_as_sample(text: str, pos: int) -> bool:
     """Is the call markup at ``pos`` shown as a sample rather than made?
 
     It is when the sentence right before it ends in a colon and names an
-    example ("For instance:", "Look at this example:"), the markup following it
+    example ("For instance:", "Look at this example:"), or the format's syntax
+    where nobody acts ("The syntax looks like this:"), the markup following it
     directly or as the first thing in a fence opened right after it. An answer
     explaining a format shows ``<function=bash>…rm -rf /…`` that way, and it
     must not run; an answer that makes its call does not call it an example.
@@ -94,4 +98,6 @@ def shown_as_sample(text: str, pos: int) -> bool:
         return False  # no colon ends it, or a line longer than the reach: not a lead-in's
     line = window[line_start:]
     sentence_start = max(line.rfind(end) + len(end) if end in line else 0 for end in _SENTENCE_ENDS)
-    return _SAMPLE_NAMED.search(line, sentence_start) is not None
+    if _SAMPLE_NAMED.search(line, sentence_start) is not None:
+        return True
+    return _SYNTAX_NAMED.search(line, sentence_start) is not None and _SOMEONE_ACTS.search(line, sentence_start) is None

@@ -7,7 +7,8 @@ line is a call: the tool's name, its arguments in parentheses (a JSON object,
 or Python-style keywords), the closing bracket. Python-style arguments are
 read as the pythonic family reads them, typed by the offered tool.
 
-Also ``[Tool call: f({"a": 1})]``, the display ``[Calling tool: f with arguments: {"a": 1}]``, whose object a
+Also ``[Tool call: f({"a": 1})]``, the display ``[Calling tool: f with arguments: {"a": 1}]`` (or, in the
+past tense a proxy records calls in, ``[assistant called tool: f with arguments: {…}]``), whose object a
 client may print with typographic quotes (``{“a”: “x”}``: read as quotes), and
 OpenClaw's ``[Tool Call: f (ID: call_1)] Arguments: {"a": 1}`` (the id is the
 client's, not an argument), and an agent's lines ``Tool call: f (path: main.go)`` for offered tools,
@@ -31,8 +32,9 @@ from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 TRIGGER = "[Calling tool:"
 #: the bracketed displays read alike: the name, then its arguments in parentheses (MLXFoundationModel's
-#: tests write ``[Tool call: f({"a": 1})]``)
-BRACKETED = (TRIGGER, "[Tool call:")
+#: tests write ``[Tool call: f({"a": 1})]``), or after ``with arguments:`` (a proxy's record of what the
+#: assistant did, in the past tense: ``[assistant called tool: f with arguments: {…}]``, qoder-bridge's)
+BRACKETED = (TRIGGER, "[Tool call:", "[assistant called tool:", "[Called tool:")
 #: the name and the opening parenthesis after the trigger
 _NAME = re.compile(r"[ \t]*([A-Za-z_][\w.\-]{0,127})[ \t]*(?=\(|with arguments:)")
 HEAD = r"[ \t]*+[A-Za-z_][\w.\-]{0,127}+[ \t]*+(?:\(|with arguments:)"

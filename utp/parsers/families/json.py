@@ -62,8 +62,9 @@ _LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
 _CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS) | ROUTING_KEYS | THOUGHT_KEYS | {"arguments", "parameters", "args", "input", "type", "id", "call_id", "tool_call_id", "role", "response"}
 #: LangChain's agent blob opens with one of these, an echoed OpenAI message may with its "content",
 #: an agent's envelope with its "response" beside its "actions", a schema-forced reply with its
-#: "message" beside the call: only quoted (``{Action: ...`` is ReAct prose)
-_QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY, REQUEST_KEY, SERVICE_KEY, "content", "response", "message"})
+#: "message" beside the call, an agent's "assistant_message" or "reply" beside its calls: only quoted
+#: (``{Action: ...`` is ReAct prose)
+_QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY, REQUEST_KEY, SERVICE_KEY, "content", "response", "message", "assistant_message", "reply"})
 #: ``_OBJECT_START`` with a call key, as a lookahead; the cheap character checks come first
 #: because a flood of ``{`` must fail each position in a few regex steps
 #: (the keys as a trie: a flat alternation of some thirty keys, tried at every ``{`` followed by a
