@@ -12,7 +12,9 @@ anthropic_xml family's). Several blocks are parallel
 calls; the body may be a JSON list; the closing tag may be missing when the
 output ends; ``"parameters"`` may stand for ``"arguments"``; arguments may be a
 JSON string. A body of child elements (``<name>``, ``<arguments>`` or
-``<parameters>`` holding JSON or one element per argument) is read too.
+``<parameters>`` holding JSON or one element per argument) is read too, and
+so are a body of YAML lines naming an offered tool (``name: f`` then
+``key: value``) and a call object whose opening ``{"`` was lost.
 
 ``<tool_call>`` is shared with qwen3_coder (``<function=...>`` body) and glm
 (bare name + ``<arg_key>``): they have higher priority and decline bodies
