@@ -11,7 +11,8 @@ Sources (transcribed outside the repository, see docs/accuracy.md):
 * RajSaha25/ToolCallRefusal's "I will do this: {…} Done." on one line;
 * hanief-fawzan/qoder-bridge's ``[assistant called tool: NAME with arguments: {…}]``, a proxy's record of
   past calls that models imitate;
-* an agent's ``{"assistant_message": "…", "tool_calls": […]}`` (a Python test file of six small projects).
+* an agent's ``{"assistant_message": "…", "tool_calls": […]}`` (a Python test file of six small projects);
+* gauravvij/localite's call lists whose items are keyed by the tool's name (``[{"grep_search": {…}}]``).
 """
 
 from __future__ import annotations
@@ -255,3 +256,32 @@ def test_the_words_to_the_user_beside_a_call_list(key: str) -> None:
 
 def test_a_reply_object_without_calls_is_data() -> None:
     assert _calls('{"assistant_message": "Hello", "items": [{"name": "read", "path": "a"}]}') == []
+
+
+# --- call list items keyed by the tool's name -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"tool_calls": [{"read": {"path": "a"}}, {"list_files": {"path": "/tmp"}}]}',
+        '{"tools": [{"read": {"path": "a"}}, {"list_files": {"path": "/tmp"}}]}',  # a plan's key
+    ],
+)
+def test_call_list_items_keyed_by_the_tool_s_name(text: str) -> None:
+    """An item ``{"NAME": {…}}`` was no call shape, so the list was data."""
+    assert _calls(text) == [("read", {"path": "a"}), ("list_files", {"path": "/tmp"})]
+    assert_every_cut_matches(text, TOOLS, step=5)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"tools": [{"read": {"type": "object", "properties": {"path": {"type": "string"}}}}]}',  # definitions
+        '{"tool_calls": [{"nobody_offered": {"path": "a"}}]}',
+        '{"tool_calls": [{"read": {"path": "a"}}, {"note": "x"}]}',  # one item is something else
+        '{"tool_calls": [{"read": {"path": "a"}, "list_files": {"path": "b"}}]}',  # two names in one item
+    ],
+)
+def test_name_keyed_items_that_are_not_calls(text: str) -> None:
+    assert _calls(text) == []

@@ -41,13 +41,14 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigge
 from utp.parsers.callends import END_OF_TURN, past_orphan_closer
 from utp.parsers.callshape import (
     AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value,
-    QUOTED_CALLS, definition_shaped_call, has_argument_key, quoted_calls, skip_ws, unparseable,
+    definition_shaped_call, has_argument_key, skip_ws, unparseable,
 )
 from utp.parsers.taggedjson import salvage_list
 from utp.parsers.codefences import inside_fence
 from utp.parsers.flatcalls import REQUEST_KEY, SERVICE_KEY, after_result_opener, flat_calls
 from utp.parsers.leadins import ends_with_colon, introduces_a_call
 from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, read_json_at
+from utp.parsers.namekeyedcalls import listed_name_keyed, name_keyed_items, quoted_name_keyed
 from utp.parsers.jsonrepairnames import PYTHON_LITERALS, SINGLE_QUOTES
 from utp.parsers.jsonrepair import DOUBLED_BRACES, UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
 from utp.parsers.names import names_offered_tool_at, resolve_name
@@ -194,10 +195,12 @@ class JsonFamily(CallFamily):
             found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=not known)
             if found is None and placement != "inline" and type(value) is list:
                 found = _salvaged_answer_list(value, self.name, text[pos:end], repairs, ctx)
+            if found is None and placement != "inline":
+                found = listed_name_keyed(value, CALL_LIST_KEYS, self.name, text[pos:end], repairs, ctx)
         if found is None and known and placement != "inline" and not after_result_opener(text, pos):
             found = flat_calls(value, self.name, text[pos:end], repairs, ctx)  # weaker evidence: not mid-sentence, not a result
         if found is None and placement == "start" and skip_ws(text, end) >= len(text):
-            found = _definition_shaped(value, self.name, text[pos:end], repairs) or _quoted_name_keyed(value, self.name, text[pos:end], repairs, ctx)
+            found = _definition_shaped(value, self.name, text[pos:end], repairs) or quoted_name_keyed(value, self.name, text[pos:end], repairs, ctx)
         if found is None:
             return None
         calls, diagnostics = found
@@ -416,19 +419,6 @@ def _lenient_end(text: str, pos: int) -> int:
 DEFINITION_SHAPED = "a call written in its definition's shape (values where the schema goes)"
 
 
-def _quoted_name_keyed(value: Any, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:
-    """A whole answer ``{"content": "{\"NAME\": {…}}"}``: an offered tool's name-keyed call quoted
-    as the string of an answer object (see :data:`~utp.parsers.callshape.ANSWER_KEYS`)."""
-    inner = quoted_calls(value)
-    if type(inner) is not dict or len(inner) != 1:
-        return None
-    (name, arguments), = inner.items()
-    if name not in ctx.by_name or type(arguments) is not dict:
-        return None
-    call, diagnostics = build_call(name, arguments, family, raw, [*repairs, QUOTED_CALLS])
-    return ([call] if call is not None else []), diagnostics
-
-
 def _definition_shaped(value: object, family: str, raw: str, repairs: list[str]) -> tuple[list[ToolCall], list[Diagnostic]] | None:
     """The whole answer is one call in its definition's shape (see ``definition_shaped_call``)."""
     split = definition_shaped_call(value)
@@ -472,6 +462,7 @@ def _plan_calls(value: object, family: str, raw: str, repairs: list[str], ctx: P
         return None
     items = next(iter(value.values()))
     found = calls_from_value(items, family, raw, repairs, require_arguments=False) if type(items) is list else None
+    found = found or name_keyed_items(items, family, raw, repairs, ctx)
     if found is None or not found[0] or not all(_offered(call, ctx) for call in found[0]):
         return None
     return found
