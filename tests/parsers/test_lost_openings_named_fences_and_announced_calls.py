@@ -12,7 +12,9 @@ Sources (transcribed outside the repository, see docs/accuracy.md):
 * hanief-fawzan/qoder-bridge's ``[assistant called tool: NAME with arguments: {…}]``, a proxy's record of
   past calls that models imitate;
 * an agent's ``{"assistant_message": "…", "tool_calls": […]}`` (a Python test file of six small projects);
-* gauravvij/localite's call lists whose items are keyed by the tool's name (``[{"grep_search": {…}}]``).
+* gauravvij/localite's call lists whose items are keyed by the tool's name (``[{"grep_search": {…}}]``);
+* Oct4Pie/toolbridge's element values among blank lines and quoted as CDATA, and agent-tool-parser's
+  DSML parameter holding a CDATA section of XML.
 """
 
 from __future__ import annotations
@@ -285,3 +287,52 @@ def test_call_list_items_keyed_by_the_tool_s_name(text: str) -> None:
 )
 def test_name_keyed_items_that_are_not_calls(text: str) -> None:
     assert _calls(text) == []
+
+
+# --- one line of text among blank lines, and a value quoted as CDATA ------------------------------
+
+SEARCH = Tool("search", parameters={"type": "object", "properties": {"query": {"type": "string"}}})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<search>\n        <query>\n          \n          lots of whitespace\n          \n        </query>\n      </search>",
+        "<function=search>\n<parameter=query>\n\n      lots of whitespace\n\n    </parameter>\n</function>",
+    ],
+)
+def test_one_line_of_text_among_blank_lines_is_that_line(text: str) -> None:
+    """The blank lines a pretty-printer put around the value were kept as part of it."""
+    assert _calls(text, [SEARCH]) == [("search", {"query": "lots of whitespace"})]
+    assert_every_cut_matches(text, [SEARCH], step=5)
+
+
+def test_several_lines_of_text_keep_their_layout() -> None:
+    text = "<search>\n<query>\nfirst line\n\nsecond line\n</query>\n</search>"
+    assert _calls(text, [SEARCH]) == [("search", {"query": "first line\n\nsecond line"})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Text <search><query><![CDATA[<value> & "unescaped" content]]></query></search> After',
+        '<｜DSML｜invoke name="search">\n<｜DSML｜parameter name="query"><![CDATA[\n<value> & "unescaped" content\n]]></｜DSML｜parameter>\n</｜DSML｜invoke>',
+        '<invoke name="search"><parameter name="query"><![CDATA[<value> & "unescaped" content]]></parameter></invoke>',
+    ],
+)
+def test_a_value_quoted_as_one_cdata_section_is_its_text(text: str) -> None:
+    """The CDATA markers were kept in the value (a Cline-style element, DSML and Claude-style parameters)."""
+    assert _calls(text, [SEARCH]) == [("search", {"query": '<value> & "unescaped" content'})]
+    assert_every_cut_matches(text, [SEARCH], step=5)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "<![CDATA[a]]>b<![CDATA[c]]>",  # two sections and text between: not one quoted value
+        "see <![CDATA[a]]>",  # text before the section
+    ],
+)
+def test_cdata_that_is_not_the_whole_value_stays_as_written(value: str) -> None:
+    text = f'<invoke name="search"><parameter name="query">{value}</parameter></invoke>'
+    assert _calls(text, [SEARCH]) == [("search", {"query": value})]

@@ -29,6 +29,18 @@ def unwrap_cdata(raw: str) -> str:
     return raw
 
 
+def cdata_text(raw: str) -> str | None:
+    """The text of a value that is one CDATA section and nothing else (blanks around it aside), the
+    line breaks next to its markers dropped as layout; None for any other value."""
+    stripped = raw.strip()
+    if not (stripped.startswith(_CDATA_OPEN) and stripped.endswith(_CDATA_CLOSE)):
+        return None
+    inner = stripped[len(_CDATA_OPEN) : -len(_CDATA_CLOSE)]
+    if _CDATA_CLOSE in inner:
+        return None  # several sections, or text between them: not one quoted value
+    return inner.strip("\r\n")
+
+
 def child_elements(inner: str, decode: bool = True) -> dict[str, Any] | None:
     """``<city>Tokyo</city> <days>3</days>`` → ``{"city": "Tokyo", "days": 3}``; None unless only elements.
 

@@ -17,7 +17,7 @@ That indentation belongs to the markup, not the value: when the value starts
 on its own line and the closing tag is indented on its own line, the line
 break after the opening tag and the closing tag's line are dropped and the
 lines are dedented by their common indentation, so code keeps its indentation
-relative to its first line. Values written any other way are left to the
+relative to its first line; one line of text among blank lines is that line. Values written any other way are left to the
 format's own rule.
 """
 
@@ -46,10 +46,18 @@ def pretty_printed(raw: str) -> bool:
     return raw[:1] in ("\n", "\r", " ", "\t") and _OPENING_BREAK.match(raw) is not None and _closing_line(raw) >= 0
 
 
+def one_line_of_text(raw: str) -> bool:
+    """Does ``raw`` hold text on one line only, the others blank (``\n   \n  term\n  \n``)? Lines
+    of nothing but blanks around one line of text are the markup's layout, not the value's."""
+    return sum(1 for line in raw.split("\n") if line.strip()) == 1
+
+
 def unindented(raw: str) -> str:
     """A pretty-printed value without its layout (see the module docstring); other values unchanged."""
     if raw[-1:] not in (" ", "\t") or not pretty_printed(raw):  # the closing tag's indentation ends it
         return raw
+    if one_line_of_text(raw):
+        return raw.strip()
     opening = _OPENING_BREAK.match(raw)
     assert opening is not None
     lines = raw[opening.end() : max(opening.end(), _closing_line(raw))].split("\n")

@@ -46,7 +46,7 @@ def name_keyed_items(items: Any, family: str, raw: str, repairs: list[str], ctx:
         if type(item) is not dict or len(item) != 1:
             return None
         (name, arguments), = item.items()
-        tool = ctx.tool(name) if name in ctx.by_name else None
+        tool = ctx.tool(name)
         if tool is None or type(arguments) is not dict or not declares_all(arguments, tool):
             return None
         call, diags = build_call(name, arguments, family, raw, [*repairs, NAME_KEYED_ITEMS])

@@ -36,6 +36,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.families.harmony import MAX_HEADER, MESSAGE, TO_THE_READER
 from utp.parsers.familykit import NAME_ATTRIBUTE_HEAD, OTHER_ATTRIBUTE, closer_bound, ended_before, make_call, read_json_at, unreadable
+from utp.parsers.elements import cdata_text
 from utp.parsers.flatcalls import after_result_opener
 from utp.parsers.jsonrepair import loads_lenient
 from utp.parsers.layout import markup_text, unindented
@@ -217,7 +218,8 @@ def flagged_value(raw: str, parameter: re.Match[str], tool: Tool | None) -> tupl
     the tool's contract decides); ``string="false"`` marks a JSON value.
     """
     key = parameter.group("key")
-    raw = markup_text(raw)
+    quoted = cdata_text(raw)  # XML's quoting of text that holds markup: the text inside, never decoded
+    raw = markup_text(raw) if quoted is None else quoted
     groups = parameter.groupdict()  # a dialect's parameter tag may have no string attribute at all
     flag = (groups.get("string1") or groups.get("string2") or "").strip().lower()
     schema = property_schema(tool, key)

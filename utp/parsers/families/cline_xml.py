@@ -45,6 +45,8 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, Trigger, register_family
 from utp.parsers.callshape import ANNOUNCED_CALL, announced_call_arguments
 from utp.parsers.familykit import declares_all, make_call, unreadable
+from utp.parsers.elements import cdata_text
+from utp.parsers.layout import one_line_of_text
 from utp.parsers.typedvalues import property_schema, typed_value
 from utp.parsers.reasoning import REASONING_TAGS
 from utp.parsers.textscan import find_forward, skip_space
@@ -207,10 +209,14 @@ def parameter_elements(body: str) -> dict[str, str] | None:
 
 def block_value(raw: str) -> str:
     """A parameter's text as Cline reads it: several lines keep their layout but the first and last
-    line break; one line is trimmed."""
+    line break; one line is trimmed, also among blank lines a pretty-printer put around it; a value
+    quoted as one CDATA section is its text."""
+    quoted = cdata_text(raw)
+    if quoted is not None:
+        return quoted
     inner = _LEADING_BREAK.sub("", raw, count=1)
     inner = _TRAILING_BREAK.sub("", inner, count=1)
-    return inner if "\n" in inner else raw.strip()
+    return inner if "\n" in inner and not one_line_of_text(inner) else raw.strip()
 
 
 def json_arguments(body: str, tool: Any, repairs: list[str]) -> dict[str, Any] | None:
