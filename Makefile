@@ -55,8 +55,8 @@ LLAMA_SDIST ?=
 llama-server: $(LOCAL_STAMP)
 	$(BIN)/python -m harness.llama_server_build --jobs $(LLAMA_JOBS) $(if $(LLAMA_SDIST),--sdist '$(LLAMA_SDIST)')
 
-# Both run every test; `make test` samples each property and flood sweep at a
-# fifth of its stated size (tests/conftest.py), `make test-full` at full size.
+# Both run every test; `make test` samples each property and flood sweep at an
+# eighth of its stated size (tests/conftest.py), `make test-full` at full size.
 # Tests are spread over TEST_JOBS processes (pytest-xdist): auto = one per
 # core, 0 = all in one process.
 TEST_JOBS ?= auto

@@ -1,7 +1,7 @@
 """Suite-wide settings: how deep the sweeps go, and the Hypothesis profile.
 
 ``--sweeps=quick`` (the default, ``make test``) runs every Hypothesis property
-at a fifth of the ``max_examples`` its test states (at least 10) and the
+at an eighth of the ``max_examples`` its test states (at least 10) and the
 sweeps sized through :mod:`tests.support.sweeps` likewise; ``--sweeps=full``
 (``make test-full``, also run by CI) runs each at its stated size. Both modes
 run the same tests.
@@ -30,7 +30,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--sweeps",
         choices=MODES,
         default="quick",
-        help="quick: property and flood sweeps at a fifth of their size (make test); full: as written (make test-full)",
+        help="quick: property and flood sweeps at an eighth of their size (make test); full: as written (make test-full)",
     )
 
 

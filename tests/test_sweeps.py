@@ -16,10 +16,10 @@ def restore_mode():
     set_sweep_mode(mode)
 
 
-def test_quick_runs_a_fifth_never_below_ten_nor_above_the_stated_size(restore_mode: None) -> None:
+def test_quick_runs_an_eighth_never_below_ten_nor_above_the_stated_size(restore_mode: None) -> None:
     set_sweep_mode("quick")
-    assert [sweep_size(n) for n in (3000, 100, 30, 5)] == [600, 20, 10, 5]
-    assert sweep_stride(17) == 85
+    assert [sweep_size(n) for n in (3000, 100, 30, 5)] == [375, 12, 10, 5]
+    assert sweep_stride(17) == 136
 
 
 def test_full_runs_every_sweep_as_written(restore_mode: None) -> None:

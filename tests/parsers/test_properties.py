@@ -511,7 +511,7 @@ def _growth(fmt: str, build: Callable[[int], str]) -> tuple[float, float]:
 
 
 def _sampled(cases: list) -> list:
-    """Every case under ``make test-full``; under ``make test`` an even sample of a fifth (a sweep)."""
+    """Every case under ``make test-full``; under ``make test`` an even sample of an eighth (a sweep)."""
     step = max(1, len(cases) // sweep_size(len(cases)))
     return cases[::step]
 

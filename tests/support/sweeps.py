@@ -2,7 +2,7 @@
 
 A sweep is a test that samples a space rather than checking one case:
 Hypothesis properties, every-cut streaming, replaying every recorded run.
-``make test`` runs each sweep at a fifth of its written size so a contributor
+``make test`` runs each sweep at an eighth of its written size so a contributor
 gets an answer in minutes; ``make test-full`` (which CI also runs) runs every
 sweep at the size its test states. Both run the same tests: ``quick`` samples
 less of each space, it never leaves a behaviour untested.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 MODES = ("quick", "full")
 #: quick runs a sweep of n cases as n // QUICK_DIVISOR, but never below QUICK_FLOOR (nor above n)
-QUICK_DIVISOR = 5
+QUICK_DIVISOR = 8
 QUICK_FLOOR = 10
 
 _mode = "quick"
