@@ -95,6 +95,12 @@ def test_a_named_fence_that_is_not_that_tool_s_call(text: str) -> None:
     assert _calls(text) == []
 
 
+def test_a_call_label_followed_by_a_word_that_names_no_tool_is_still_a_call_label() -> None:
+    """``tool_call json`` read as a fence naming a tool "json", so its call JSON was lost."""
+    text = '```tool_call json\n{"name": "read", "arguments": {"path": "a"}}\n```'
+    assert _calls(text) == [("read", {"path": "a"})]
+
+
 # --- a call announced by the model, then prose ----------------------------------------------------
 
 
@@ -198,6 +204,7 @@ def test_a_call_tag_holding_the_call_as_yaml_lines(text: str, expected: tuple[st
         "<tool>\nname: nobody_offered\npath: a\n</tool>",
         "<tool>\nname: read\npath: src/a.js\n",  # never closed
         "<tool>\nname: read\npath: [unclosed\n</tool>",  # no YAML mapping
+        "<tools>\nname: list_files\n</tools>",  # a tool's name alone where prompts list tools
     ],
 )
 def test_yaml_lines_in_a_tag_that_are_not_a_call(text: str) -> None:

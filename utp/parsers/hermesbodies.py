@@ -161,13 +161,15 @@ def yaml_body(family: str, text: str, pos: int, cursor: int, close: int, closer:
     line first, then the arguments as ``key: value`` lines (or indented under
     ``arguments:``). A call only of an offered tool whose parameters every key
     is, in a closed tag (a stream waits for the closer); the name alone is a
-    call without arguments.
+    call without arguments, but under ``<tools>``, where prompts list tools.
     """
     line = _YAML_NAME_LINE.match(text, cursor, close) if close >= 0 else None
     tool = ctx.tool(line.group(1)) if line is not None else None
     if tool is None:
         return None
     body = text[line.end() : close]
+    if not body.strip() and closer == "</tools>":
+        return None  # a tool's name alone under <tools> is how prompts list tools, not a call
     nested = _YAML_ARGUMENTS_KEY.match(body)
     if nested is not None:
         body = body[nested.end() :]

@@ -77,7 +77,7 @@ class FencedFamily(CallFamily):
             again = find_forward(text, FENCE, body_start)
             body_end = end = len(text) if again < 0 else again
         named = _TOOL_NAMED_LABEL.match(text, pos + len(FENCE))
-        if named is not None:
+        if named is not None and ctx.tool(named.group(1)) is not None:  # (``tool_call json``: a label, no tool)
             return _named_fence_call(self.name, text, pos, named.group(1), body_start, body_end, close >= 0, end, ctx)
         # any other label (``xml``, ``text``): only a fence that ends the answer, calling offered tools
         mislabelled = label not in CALL_LABELS and label not in DATA_LABELS and label not in YAML_LABELS
