@@ -343,3 +343,41 @@ def test_a_value_quoted_as_one_cdata_section_is_its_text(text: str) -> None:
 def test_cdata_that_is_not_the_whole_value_stays_as_written(value: str) -> None:
     text = f'<invoke name="search"><parameter name="query">{value}</parameter></invoke>'
     assert _calls(text, [SEARCH]) == [("search", {"query": value})]
+
+
+# --- a call written on the Action line ------------------------------------------------------------
+
+FILE_READ = Tool("file-read", parameters={"type": "object", "properties": {"path": {"type": "string"}}})
+FILE_WRITE = Tool("file_write", parameters={"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}})
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('Thought: I need the file.\nAction: file-read({"path": "./a.txt"})\nObservation: done', ("file-read", {"path": "./a.txt"})),
+        ('I need to write a file.\nAction: file_write(path="b.txt", content="Hello (world) and (others)")', ("file_write", {"path": "b.txt", "content": "Hello (world) and (others)"})),
+        ('Action: file_write({\n  "path": "c.md",\n  "content": "# Title"\n})', ("file_write", {"path": "c.md", "content": "# Title"})),
+    ],
+)
+def test_a_call_written_on_the_action_line(text: str, expected: tuple[str, dict]) -> None:
+    """``Action: f({…})`` read the parentheses as the tool's description and waited for an Action Input."""
+    assert _calls(text, [FILE_READ, FILE_WRITE]) == [expected]
+    assert_every_cut_matches(text, [FILE_READ, FILE_WRITE], step=4)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Action: file_write({"path": "a"}) and then I will check it',  # the line goes on
+        'Action: nobody_offered({"path": "a"})\nObservation: x',
+    ],
+)
+def test_an_action_line_call_that_is_not_one(text: str) -> None:
+    assert _calls(text, [FILE_READ, FILE_WRITE]) == []
+    assert_every_cut_matches(text, [FILE_READ, FILE_WRITE], step=4)
+
+
+def test_parentheses_before_an_action_input_still_describe_the_tool() -> None:
+    text = 'Action: file_write (writes a file)\nAction Input: {"path": "a", "content": "x"}'
+    assert _calls(text, [FILE_READ, FILE_WRITE]) == [("file_write", {"path": "a", "content": "x"})]
+    assert_every_cut_matches(text, [FILE_READ, FILE_WRITE], step=4)

@@ -38,6 +38,10 @@ tool as one string; models given JSON schemas write a JSON object there. So:
   Action: ...``) is not a call.
 - The call's text ends with its input: the ``Thought:`` before and an
   ``Observation:`` the model invented after stay content.
+- A call written on the ``Action:`` line itself (``Action: get_weather({"city":
+  "Paris"})``, ``Action: get_weather(city="Paris")``) is an offered tool's
+  call when nothing follows it on its line and no ``Action Input:`` below it
+  makes the parentheses a description.
 
 LangChain's JSON agents write ``Action:`` and a fenced
 ``{"action": NAME, "action_input": ...}`` blob instead; the command_r family
@@ -58,6 +62,9 @@ from utp.parsers.callshape import AGENT_FINAL_ANSWER
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at
 from utp.parsers.names import resolve_name
+from utp.parsers.pyliteral import LiteralError
+from utp.parsers.pythoncalls import MAX_SPAN, bracket_end, build_python_calls, names_offered_tool, read_calls
+from utp.parsers.textscan import skip_space
 from utp.parsers.yamlarguments import YAML_START, keyed_arguments
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall, json_type_name
 
@@ -108,8 +115,10 @@ _JSON_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|fal
 #: (or the start of it at the end) on the next non-blank line, with no step keyword in its value's place.
 #: A necessary condition of ``extract``, so a flood of ``Action:`` lines never reaches Python code
 _HEAD = (
-    r"[ \t]*+[`\[]?+[ \t]*+(?:\r?\Z|[^\W\d][\w.\- \t]*+(?:\([^()\n]*+(?:\)|\Z))?+[`\]]?+[ \t]*+"
-    r"(?:\r?\Z|\r?\n\s*+(?:\Z|A[A-Za-z \t]*+\Z|Action[ \t]*+[Ii]nput[ \t]*+:[ \t]*+(?:[\r\n]|\Z|(?!" + _KEYWORD + ")))))"
+    # a call written on the line, its first argument begun (``Action: f({…})``, ``f(a=1)``, ``f()``), or the name alone
+    r"[ \t]*+(?:[^\W\d][\w.\-]*+\([ \t]*+(?:[{\[\"'\d)\-]|[A-Za-z_]\w*+[ \t]*+=)|"
+    r"[`\[]?+[ \t]*+(?:\r?\Z|[^\W\d][\w.\- \t]*+(?:\([^()\n]*+(?:\)|\Z))?+[`\]]?+[ \t]*+"
+    r"(?:\r?\Z|\r?\n\s*+(?:\Z|A[A-Za-z \t]*+\Z|Action[ \t]*+[Ii]nput[ \t]*+:[ \t]*+(?:[\r\n]|\Z|(?!" + _KEYWORD + "))))))"
 )
 
 
@@ -150,6 +159,9 @@ class ReActFamily(CallFamily):
     summary = "ReAct text: Action: NAME / Action Input: {json} or text (LangChain agents)"
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
+        called = _call_on_action_line(self.name, text, pos, ctx)
+        if called is not None:
+            return called
         step = read_step(text, pos)
         if step is None or not _name_allowed(step.name, ctx):
             return None
@@ -180,6 +192,9 @@ class ReActFamily(CallFamily):
         A ``Final Answer`` line is decided as soon as it ends: without a tool of
         that name it is no call whatever follows, so the answer streams at once.
         """
+        head = _CALL_HEAD.match(text, pos + len(ACTION))
+        if head is not None and not _call_line_complete(text, head):
+            return False  # a call written on the line, still arriving (see _call_on_action_line)
         step = read_step(text, pos)
         if step is None:
             return True
@@ -189,6 +204,51 @@ class ReActFamily(CallFamily):
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(f"{ACTION} {call.name}\n{INPUT} {json.dumps(call.arguments, ensure_ascii=False)}" for call in calls)
+
+
+#: a call written on the ``Action:`` line itself: the name, then its opening parenthesis
+_CALL_HEAD = re.compile(rf"[ \t]*+({_NAME_TOKEN})\(")
+
+
+def _call_on_action_line(family: str, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
+    """``Action: get_weather({"city": "Paris"})`` or ``Action: get_weather(city="Paris")``: an offered
+    tool's call written on the ``Action:`` line, nothing after it on the line and no ``Action Input:``
+    below it (with one, the parentheses hold the tool's description, as LlamaIndex lists tools).
+    Read as the pythonic family reads a call, typed by the offered tool."""
+    head = _CALL_HEAD.match(text, pos + len(ACTION))
+    if head is None or not names_offered_tool(head.group(1), ctx):
+        return None
+    close = bracket_end(text, head.end() - 1, MAX_SPAN)
+    if close < 0:
+        return None
+    line_end = text.find("\n", close)
+    if text[close : len(text) if line_end < 0 else line_end].strip():
+        return None  # more on the line: not the call alone
+    after = skip_space(text, close)
+    if _INPUT_KEY.match(text, after) or _INPUT_KEY_OPEN.match(text, after):
+        return None  # an Action Input follows (or may, in a stream): the parentheses describe the tool
+    try:
+        raws, repairs, failures = read_calls("[" + text[head.start(1) : close] + "]", lenient=lambda name: names_offered_tool(name, ctx))
+    except LiteralError:
+        return None
+    if failures or len(raws) != 1:
+        return None
+    calls, diagnostics = build_python_calls(family, raws, repairs, text[pos:close], pos, ctx)
+    return Extraction(close, calls, diagnostics)
+
+
+def _call_line_complete(text: str, head: re.Match[str]) -> bool:
+    """Has everything that decides a call on the ``Action:`` line arrived: its closing parenthesis
+    (or the span limit), the rest of its line, and the start of what follows it?"""
+    close = bracket_end(text, head.end() - 1, MAX_SPAN)
+    if close == -1:
+        return False
+    if close < 0:
+        return True
+    if text.find("\n", close) < 0:
+        return False
+    after = skip_space(text, close)
+    return after < len(text) and _INPUT_KEY_OPEN.match(text, after) is None
 
 
 def read_step(text: str, pos: int) -> _Step | None:
