@@ -115,9 +115,10 @@ _JSON_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|fal
 #: (or the start of it at the end) on the next non-blank line, with no step keyword in its value's place.
 #: A necessary condition of ``extract``, so a flood of ``Action:`` lines never reaches Python code
 _HEAD = (
-    # a call written on the line, its first argument begun (``Action: f({…})``, ``f(a=1)``, ``f()``), or the name alone
-    r"[ \t]*+(?:[^\W\d][\w.\-]*+\([ \t]*+(?:[{\[\"'\d)\-]|[A-Za-z_]\w*+[ \t]*+=)|"
-    r"[`\[]?+[ \t]*+(?:\r?\Z|[^\W\d][\w.\- \t]*+(?:\([^()\n]*+(?:\)|\Z))?+[`\]]?+[ \t]*+"
+    r"[ \t]*+[`\[]?+[ \t]*+(?:\r?\Z|[^\W\d][\w.\- \t]*+(?:"
+    # a call written on the line, its first argument begun (``Action: f({…})``, ``f(a=1)``, ``f()``)
+    r"\([ \t]*+(?:[{\[\"'\d)\-]|[A-Za-z_]\w*+[ \t]*+=)|"
+    r"(?:\([^()\n]*+(?:\)|\Z))?+[`\]]?+[ \t]*+"
     r"(?:\r?\Z|\r?\n\s*+(?:\Z|A[A-Za-z \t]*+\Z|Action[ \t]*+[Ii]nput[ \t]*+:[ \t]*+(?:[\r\n]|\Z|(?!" + _KEYWORD + "))))))"
 )
 
