@@ -8,6 +8,7 @@ tools write the tool as an element inside them.
 from __future__ import annotations
 
 import re
+import textwrap
 
 from utp.parsers.base import STREAM_LOOKAHEAD, Extraction, ParseContext
 from utp.parsers.callshape import build_call, unparseable
@@ -173,7 +174,7 @@ def yaml_body(family: str, text: str, pos: int, cursor: int, close: int, closer:
     nested = _YAML_ARGUMENTS_KEY.match(body)
     if nested is not None:
         body = body[nested.end() :]
-    arguments = yaml_arguments(_dedented(body), tool) if body.strip() else {}
+    arguments = yaml_arguments(textwrap.dedent(body), tool) if body.strip() else {}
     if arguments is None:
         return None
     end = close + len(closer)
@@ -181,11 +182,3 @@ def yaml_body(family: str, text: str, pos: int, cursor: int, close: int, closer:
     call = make_call(family, tool.name, arguments, text[pos:end], pos, ["the call written as YAML"], diagnostics)
     return Extraction(end, [call], diagnostics)
 
-
-def _dedented(body: str) -> str:
-    """``body`` with the indentation its first line has taken off every line (YAML's block under a key)."""
-    first = body.lstrip("\r\n")
-    indent = len(first) - len(first.lstrip(" \t"))
-    if not indent:
-        return body
-    return "\n".join(line[indent:] if line[:indent].isspace() else line for line in body.split("\n"))
