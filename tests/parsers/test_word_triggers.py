@@ -73,13 +73,14 @@ def test_families_whose_calls_may_be_glued_to_text_still_read_them(text: str, fa
 
 
 def test_only_families_that_say_so_have_word_triggers() -> None:
-    """The twelve that opt in; a family glued to text by its template must not (its calls would be lost):
+    """The thirteen that opt in; a family glued to text by its template must not (its calls would be lost):
     harmony's stripped headers and mistral's ``[TOOL_CALLS]`` stand anywhere; only harmony's bare recipient
-    (``to=f {…}``) and mistral's stripped ``f[ARGS]`` are words."""
+    (``to=f {…}``) and mistral's stripped ``f[ARGS]`` are words, and react's ``ACTION:``
+    (its ``Action:`` stands anywhere, as before)."""
     opted = sorted(name for name in family_names() if get_family(name).word_triggers)
     assert opted == [
         "functiongemma", "functools", "gigachat", "glm", "harmony", "history_display", "keyword_command", "kimi_k2", "minimax_stripped", "mistral", "named_json",
-        "pythonic",
+        "pythonic", "react",
     ]
 
 

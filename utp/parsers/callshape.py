@@ -150,18 +150,20 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
         return None
     arg_keys = [keys[k] for k in ARG_KEYS if k in keys]
     arg_key = _arguments_key(obj, arg_keys)
-    beside = _BESIDE_NAME_AND_ARGUMENTS if arg_keys else _META_KEYS
+    says_call = any(_says_call(norm, obj[key]) for norm, key in keys.items())
+    # with an arguments key, or the object's own word that it is a call, words and reasons may sit beside the name
+    beside = _BESIDE_NAME_AND_ARGUMENTS if arg_keys or says_call else _META_KEYS
     for norm in keys:
         if norm in NAME_KEYS and obj[keys[norm]] == obj[name_key]:
             continue  # the name written again under another name key (``"name": "f", "tool": "f"``)
         if norm not in beside and keys[norm] is not name_key and keys[norm] not in arg_keys and not _says_call(norm, obj[keys[norm]]):
             return None
-        if norm in _WORDS_KEYS and type(obj[keys[norm]]) is not str:
+        if norm in _WORDS_KEYS and obj[keys[norm]] is not None and type(obj[keys[norm]]) is not str:
             return None  # ``"content": {"status": …}`` beside the call: a result the model made up, not words to the user
     if arg_key is None and arg_keys:
         return None  # two argument keys holding different values: which one the model meant is a guess
     if arg_key is None:
-        declared = obj.get(keys.get("type", "type")) in CALL_TYPES
+        declared = says_call or obj.get(keys.get("type", "type")) in CALL_TYPES
         return None if require_arguments and not declared else _checked_name(obj[name_key], {})
     return _checked_name(obj[name_key], obj[arg_key])
 

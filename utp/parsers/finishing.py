@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from utp.numbers import safe_repr
 from utp.parsers.base import ParseContext
-from utp.parsers.names import resolve_name
+from utp.parsers.names import ID_AS_NAME, is_generated_id, resolve_name, tool_fitting
 from utp.parsers.pyliteral import LiteralError, parse_literal
 from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall
 
@@ -53,7 +53,7 @@ def check_names(calls: list[ToolCall], ctx: ParseContext, diagnostics: list[Diag
 def check_name(call: ToolCall, ctx: ParseContext, diagnostics: list[Diagnostic]) -> ToolCall:
     """One call's name resolved (corrected, or flagged unknown) and a known tool's arguments unwrapped."""
     match = resolve_name(call.name, ctx)
-    if not match.known and dispatched(call, ctx, diagnostics):
+    if not match.known and (dispatched(call, ctx, diagnostics) or named_by_arguments(call, ctx, diagnostics)):
         match = resolve_name(call.name, ctx)
     call.known = match.known
     if match.how in ("normalized", "corrected"):
@@ -108,6 +108,26 @@ def dispatched(call: ToolCall, ctx: ParseContext, diagnostics: list[Diagnostic])
         return False
     note = f"the call to {call.name!r} names {tool.name!r} in its arguments: read as that tool's call"
     call.name, call.arguments = tool.name, rest
+    call.repairs.append(note)
+    diagnostics.append(Diagnostic(DiagnosticKind.REPAIRED, note, call.name, call.format))
+    return True
+
+
+def named_by_arguments(call: ToolCall, ctx: ParseContext, diagnostics: list[Diagnostic]) -> bool:
+    """A call whose "name" is a generated call id is the call of the one offered tool its arguments fit.
+
+    The id says nothing about the tool, the arguments do: every key a
+    parameter of that tool, its required ones all given, and no other tool
+    fitting as well (:func:`utp.parsers.names.tool_fitting`). Otherwise the
+    id stays as written and is flagged unknown.
+    """
+    if not is_generated_id(call.name):
+        return False
+    name = tool_fitting(call.arguments, ctx)
+    if name is None:
+        return False
+    note = f"{ID_AS_NAME}: {call.name!r} -> {name!r}"
+    call.name = name
     call.repairs.append(note)
     diagnostics.append(Diagnostic(DiagnosticKind.REPAIRED, note, call.name, call.format))
     return True

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 
 from utp.parsers.base import ParseContext
-from utp.parsers.callshape import AGENT_ACTION_KEY, ARG_KEYS, FLAT_BESIDE, NAME_KEYS, build_call
+from utp.parsers.callshape import AGENT_ACTION_KEY, ARG_KEYS, FLAT_BESIDE, NAME_KEYS, PURPOSE_KEYS, build_call
 from utp.parsers.familykit import declares_all
 from utp.parsers.names import resolve_name
-from utp.types import Diagnostic, ToolCall
+from utp.types import Diagnostic, Tool, ToolCall
 
 #: Langroid's tool messages name the tool under ``request``, the arguments beside it
 REQUEST_KEY = "request"
@@ -85,6 +85,12 @@ def _name_under(item: dict, key: str) -> str | None:
     return value if type(value) is str else None
 
 
+def _words_beside(key: str, value: object, tool: Tool) -> bool:
+    """Why the model makes the call, in words, under a key the tool does not declare (``"explanation":
+    "Installing tailwind"`` beside ``"command"``): said to the reader, not an argument."""
+    return key in PURPOSE_KEYS and type(value) is str and key not in tool.properties
+
+
 def _flat_call(item: object, ctx: ParseContext, inline: bool) -> tuple[str, object, str] | None:
     if type(item) is not dict:
         return None
@@ -99,6 +105,7 @@ def _flat_call(item: object, ctx: ParseContext, inline: bool) -> tuple[str, obje
     arguments = {
         key: val for key, val in item.items()
         if key != name_key and key not in FLAT_BESIDE and not (key in _KIND_KEYS and type(val) is str and val in _KIND_WORDS and key not in tool.properties)
+        and not _words_beside(key, val, tool)
     }
     if arguments.keys() & _RESULT_KEYS and (name_key == "name" or not set(arguments) <= set(tool.properties)):
         # ``{"name": "f", "content": ...}`` is how results are fed back: a made-up result, not a call (under another

@@ -134,6 +134,8 @@ class _LenientReader(LenientStrings):
             return self.read_escaped_string()
         if ch == TYPOGRAPHIC_OPEN:
             return self.read_typographic_string()
+        if ch == "`" and (self.objects_open or self.lists_open) and not self.text.startswith("```", self.i):
+            return self.read_template_string()  # a value in a container, not a Markdown fence
         if ch == "":
             raise self.error("expected a value, found end of text")
         return self.read_scalar()

@@ -3,7 +3,8 @@
 A mixin of :class:`utp.parsers.jsonlenient._LenientReader` (its ``text``,
 ``i``, ``n`` and ``note``): a string's end when quotes inside it were not
 escaped, a stray quote before its own, pieces joined with ``+``, typographic
-quotes, quotes a model escaped that opened a nested object. Each search is
+quotes, quotes a model escaped that opened a nested object, JavaScript's
+backticks. Each search is
 bounded so that many strings in one document stay linear.
 """
 
@@ -13,7 +14,7 @@ import re
 from collections.abc import Callable
 
 from utp.parsers.jsonrepairnames import (
-    CONTROL_CHARS, INNER_QUOTES, SINGLE_QUOTES, STRAY_OPENING_QUOTE, STRING_CONCATENATION, TYPOGRAPHIC_QUOTES,
+    CONTROL_CHARS, INNER_QUOTES, SINGLE_QUOTES, STRAY_OPENING_QUOTE, STRING_CONCATENATION, TEMPLATE_LITERAL, TYPOGRAPHIC_QUOTES,
 )
 from utp.parsers.jsonstrings import decoded_string, quoted_string_end
 
@@ -26,6 +27,9 @@ VALUE_FOLLOWERS = ',}]"'
 _UNESCAPED_QUOTE = re.compile(r'(?<!\\)"')
 #: a ``+`` between a closed string and the next one opening (a long value written as pieces)
 _CONCATENATION = re.compile(r'[ \t\r\n]*+\+[ \t\r\n]*+"')
+#: a template literal's escapes: a character JavaScript names, four hex digits, or any character as itself
+_TEMPLATE_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|(.))", re.DOTALL)
+_TEMPLATE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 #: what follows a value's closing quote written right after an inner quote's (``"/c/x"",``)
 _CLOSE_AFTER_QUOTE = re.compile(r'[ \t\r\n]*+(?:[,}\]]|\Z)')
 
@@ -67,6 +71,25 @@ class LenientStrings:
             raw = self.text[self.i + 1 : end - 1]
             self.i = end
         return self.decode_string_body(raw, quote)
+
+    def read_template_string(self) -> str:
+        """A value in backticks, JavaScript's template literal: its text as written (line breaks and quotes
+        included), its escapes decoded; ``${…}`` is kept as text, there being nothing to fill it with."""
+        at = self.i + 1
+        while True:
+            close = self.text.find("`", at)
+            if close < 0:  # unterminated: truncated output
+                self.note(TEMPLATE_LITERAL)
+                self.note_cut_string()
+                raw, self.i = self.text[self.i + 1 :], self.n
+                break
+            backslashes = close - len(self.text[at:close].rstrip("\\")) - at
+            if backslashes % 2 == 0:
+                self.note(TEMPLATE_LITERAL)
+                raw, self.i = self.text[self.i + 1 : close], close + 1
+                break
+            at = close + 1
+        return _TEMPLATE_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else _TEMPLATE_ESCAPES.get(m.group(2), m.group(2)), raw)
 
     def past_stray_opening_quote(self, followers: str) -> bool:
         """Past a quote written before a string's own (``""city":``, ``" "Paris"``), when it is one.

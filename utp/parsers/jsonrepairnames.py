@@ -47,3 +47,6 @@ STRING_CONCATENATION = "joined string pieces written with +"
 #: ``{""city": …}``, ``[" "Paris"]``: a quote (and blanks) written before a string's own opening
 #: quote, a word glued to where that stray "string" closed (Qwen 3.5 4B's recorded replies)
 STRAY_OPENING_QUOTE = "dropped a stray quote before a string"
+#: ```"content": `import React from "react";…` ```: a value written as a JavaScript template literal
+#: (backticks, raw line breaks and quotes inside), as qwen2.5-coder under Ollama writes file contents
+TEMPLATE_LITERAL = "read a JavaScript template literal (backticks) as a string"

@@ -7,7 +7,10 @@ Llama's built-in ``.call`` suffix and a recipient's ``to=`` are normalised; a mi
 exactly *one* offered tool, with the same first letter, is corrected (and
 said so): a typo keeps a name's start, while ``unknown_tool`` is not
 ``known_tool`` misspelt. A call id where the name belongs (``call-get_weather-0``)
-names the tool between its prefix and index. Names shorter than :data:`SHORT_NAME` get one edit:
+names the tool between its prefix and index; an id a server generated
+(``chatcmpl-tool-4beb6d33…``) names nothing, so the call's arguments do, when
+exactly one offered tool fits them (:func:`is_generated_id`, used by
+:mod:`utp.parsers.finishing`). Names shorter than :data:`SHORT_NAME` get one edit:
 two edits are half of ``test``, and ``t.test`` in a JavaScript sample is
 a method of ``t``, not the ``test`` tool misspelt. A name polluted by neighbouring markup
 (``tool_12</arg_value>``, ``assistant<|channel|>analysis`` before the real
@@ -264,3 +267,27 @@ def tool_fitting(arguments: dict[str, object], ctx: ParseContext) -> str | None:
     keys = set(arguments)
     fits = [tool.name for tool in ctx.by_name.values() if tool.properties and keys <= set(tool.properties) and set(tool.required) <= keys]
     return fits[0] if len(fits) == 1 else None
+
+
+#: a server's or client's call id: vLLM's ``chatcmpl-tool-…`` (a prefix no tool name has), or OpenAI's
+#: ``call_…`` and ``fc_…``, Anthropic's ``toolu_…`` followed by random letters and digits, at least one
+#: a digit (``call_weather_api`` is a name, ``call-get_weather-0`` a name between prefix and index), or a
+#: bare UUID
+_GENERATED_ID = re.compile(
+    r"chatcmpl-[A-Za-z0-9_\-]{1,64}(?::\d{1,9})?"
+    r"|(?:call[_\-]|toolu_|fc_|tool[_\-])(?=[A-Za-z]*\d)[A-Za-z0-9]{6,64}(?::\d{1,9})?"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+    re.I,
+)
+#: the repair a call named by its arguments instead of the id written as its name records
+ID_AS_NAME = "a call id written where the name belongs; tool named by its arguments' keys"
+
+
+def is_generated_id(name: str) -> bool:
+    """Is ``name`` a call id some server or client generated, not a name anyone gave a tool?
+
+    Kimi K2.6 behind a gateway that rewrote its history's ids copies the id
+    (``chatcmpl-tool-4beb6d33f42a4b72``) where ``functions.NAME:IDX`` belongs.
+    """
+    return _GENERATED_ID.fullmatch(name.strip()) is not None
+

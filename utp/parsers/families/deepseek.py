@@ -7,7 +7,9 @@ V3 and R1 (0528)::
     {"arg": 1}
     ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
 
-V3.1 drops the type and the fence: ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>``.
+V3.1 drops the type and the fence: ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>``;
+V3's type and name with the fence dropped (``function<｜tool▁sep｜>NAME {...}``, the JSON on the
+name's line or the next) is read too.
 Inside the block a call whose begin token was left out (``NAME<｜tool▁sep｜>`` right
 after the block opener or a call end) is read, the repair recorded, and so is one whose
 separator was dropped, ``function`` and the name then on lines of their own.
@@ -203,7 +205,11 @@ class DeepseekFamily(CallFamily):
         else:
             head, tail = body[: sep.start()].strip(), body[sep.end() :]
         fenced = _fenced_arguments(tail) if head in ("function", "") else None
-        name, raw_args = fenced if fenced is not None else _name_line(tail) if lost is not None else (head, tail)
+        unfenced = _UNFENCED.match(tail) if fenced is None and lost is None and head == "function" else None
+        if unfenced is not None:  # V3's type and name, the arguments without their fence (gemma-style replies drop it)
+            name, raw_args = unfenced.group(1), tail[unfenced.end() :]
+        else:
+            name, raw_args = fenced if fenced is not None else _name_line(tail) if lost is not None else (head, tail)
         if not name:
             diagnostics.append(unparseable(self.name, "call without a name", body, pos))
             return
@@ -241,6 +247,10 @@ class DeepseekFamily(CallFamily):
             for c in calls
         )
         return f"{begin}{items}{end}"
+
+
+#: V3's body after ``function<｜tool▁sep｜>``: the name, then its JSON arguments unfenced, on its line or the next
+_UNFENCED = re.compile(r"[ \t]*+([^\s{}<>`\[\]]{1,200}+)\s*+(?=[{\[])")
 
 
 def _name_line(tail: str) -> tuple[str, str]:

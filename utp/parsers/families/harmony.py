@@ -27,7 +27,9 @@ stripped text may break the line before the JSON. A header that kept its tokens
 but lost ``<|message|>`` (``<|channel|>commentary to=functions.NAME
 <|constrain|>json{...}``) is read the same way, its span starting at the opener.
 Headers bent out of order (see ``_header_drift``) and ``<|call|>`` written
-before a call instead of after it (``_called``) are read for offered tools.
+before a call instead of after it (``_called``) are read for offered tools. A
+header closed before any message (``…to=functions.f<|end|>``) sends nothing:
+the next message is read on its own.
 """
 
 from __future__ import annotations
@@ -165,6 +167,9 @@ class HarmonyFamily(CallFamily):
                 return unreadable(self.name, text, pos, len(text), "output ended inside a message header", kind=DiagnosticKind.TRUNCATED)
             return None
         header = text[pos:message_at]
+        closed = min((at for token in (*_STRAY_ENDS, START) if (at := header.find(token, len(trigger))) >= 0), default=-1)
+        if closed >= 0:
+            return Extraction(end=pos + closed)  # a header closed before any message (``…to=functions.f<|end|>``): nothing sent
         if trigger == START:
             role_part, _, channel_part = header[len(START) :].partition(CHANNEL)
             role = role_part.split()[0] if role_part.split() else ""

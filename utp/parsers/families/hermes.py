@@ -2,7 +2,7 @@
 
 The format NousResearch's Hermes models, Qwen 2.5/3 and many fine-tunes are
 trained on, plus the tag names models drift to when a prompt shows them
-(``<tools>`` — the SDD's P0 Qwen modelfile case —, ``<function_call>``,
+(``<tools>`` — the SDD's P0 Qwen modelfile case —, ``<function_call>`` (or ``<function-call>``),
 ``<tool_use>``, ``<tool>``, ``<functioncall>``, Nemotron-Mini's ``<toolcall>``, Obsidian Copilot's
 ``<use_tool>``, an ``<invoke>`` with no attributes as beamclaw's prompt writes it), and the same shape under
 vendor tag names: Meituan LongCat-Flash's ``<longcat_tool_call>`` and
@@ -58,7 +58,11 @@ _DECODER = json.JSONDecoder()
 _MAX_LENIENT_VALUES = 8
 
 #: tags whose body is certainly meant as a call: unreadable JSON there is reported
-_STRONG = ("tool_call", "function_call", "tool_use", "use_tool", "functioncall", "toolcall", "longcat_tool_call", "dots_function_call")
+#: (the underscored ones also hyphenated: ``<function-call>``, as a model recorded under arcrouter wrote it)
+_STRONG = (
+    "tool_call", "function_call", "tool_use", "use_tool", "functioncall", "toolcall", "longcat_tool_call", "dots_function_call",
+    "tool-call", "function-call", "tool-use",
+)
 #: tags models also use for other things (prompt echo, answers): unreadable means "not a call"
 _WEAK = ("tools", "tool", "response", "function", "tool_code", "invoke")
 _TAGS = _STRONG + _WEAK
@@ -104,13 +108,14 @@ def _body_head(tag: str) -> str:
     # the tag again: a flood of "<tool_call><a>" is decided here, not in Python); further on, its
     # closing tag comes before the tag opens again, or neither does (a call cut off). That check
     # stops at the next opener, so a flood of "<tool_call><f><a>x</a>" is one regex pass
-    element = f"element_{tag}"
+    group = tag.replace("-", "_hyphen_")  # a group name is an identifier, unlike any underscored tag
+    element = f"element_{group}"
     closed_in_time = rf"(?=[^<]*+(?:<(?!/(?P={element})>|{tag}>)[^<]*+)*+(?:</(?P={element})>|\Z))"
     named = rf"<(?!{tag}>)(?P<{element}>[A-Za-z_][\w.\-]{{0,100}}+)>{closed_in_time}\s*+(?:<(?!{tag}>)|\Z)"
     # a name element must hold a name and close (``<function><function>`` is a flood, not a call), or
     # be bent toward ``<function=NAME>`` and have its arguments element next (``<name=f</name><arguments>``);
     # one alternation of the element names for both, so a flood of tags tries them once
-    child = f"child_{tag}"
+    child = f"child_{group}"
     bent = rf"=[^<>\n]{{1,200}}+(?:</(?P={child})>|>)\s*+<(?:{'|'.join(ARGUMENT_ELEMENTS)})>"
     name_element = rf"<(?P<{child}>{'|'.join(NAME_ELEMENTS)})(?:>[^<]{{1,200}}+</(?P={child})>|{bent})"
     return rf"\s*(?:{json_head}|[A-Za-z_]|{name_element}|{named})"

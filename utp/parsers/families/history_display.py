@@ -11,7 +11,7 @@ Also ``[Tool call: f({"a": 1})]``, the display ``[Calling tool: f with arguments
 past tense a proxy records calls in, ``[assistant called tool: f with arguments: {…}]``), whose object a
 client may print with typographic quotes (``{“a”: “x”}``: read as quotes), and
 OpenClaw's ``[Tool Call: f (ID: call_1)] Arguments: {"a": 1}`` (the id is the
-client's, not an argument), and an agent's lines ``Tool call: f (path: main.go)`` for offered tools,
+client's, not an argument), and an agent's lines ``Tool call: f (path: main.go)`` (or ``Tool call: `f(a=1)` ``) for offered tools,
 where an answer's calls may start, one below another (the arguments as ``key: value`` pairs,
 keywords or a JSON object).
 """
@@ -50,10 +50,11 @@ LINE_TRIGGER = "Tool call:"
 #: watched for only as ``Tool call: NAME`` where an answer's call lines may start (its first line, after a
 #: lead-in, its last lines): a literal opening with ``T`` (or a line break) anywhere would stop the scan at
 #: every capital T (or line break) of every text, a flood of them read several times slower
-_CALL_LINE_RE = re.compile(r"[ \t]*+([A-Za-z_][\w.\-]{0,127}+)[ \t]*+\(([^\n]{0,4096})\)[ \t]*+(?=\r?\n|\Z)")
+#: (the call may stand in inline code, ``Tool call: `f(a=1)` ``, as gemma-4-e2b writes it under LM Studio)
+_CALL_LINE_RE = re.compile(r"[ \t]*+(`?+)([A-Za-z_][\w.\-]{0,127}+)[ \t]*+\(([^\n]{0,4096})\)\1[ \t]*+(?=\r?\n|\Z)")
 _CALL_LINE_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,127}")
 #: what follows ``Tool call: NAME`` on its line (the scan lookahead)
-_CALL_LINE_REST = r"[ \t]*+\([^\n]{0,4096}\)[ \t]*+(?=\r?\n|\Z)"
+_CALL_LINE_REST = r"[ \t]*+\([^\n]{0,4096}\)`?+[ \t]*+(?=\r?\n|\Z)"
 
 
 @register_family
@@ -72,7 +73,7 @@ class HistoryDisplayFamily(CallFamily):
         if ctx is None or not ctx.has_tools:
             return self.declared_triggers
         names = [name for name in ctx.by_name if _CALL_LINE_NAME.fullmatch(name)]
-        lines = (Trigger(f"{LINE_TRIGGER} {name}", _CALL_LINE_REST, Start.ANSWER, from_tool_names=True) for name in names)
+        lines = (Trigger(f"{LINE_TRIGGER} {quote}{name}", _CALL_LINE_REST, Start.ANSWER, from_tool_names=True) for name in names for quote in ("", "`"))
         return (*self.declared_triggers, *lines)
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
@@ -151,10 +152,10 @@ class HistoryDisplayFamily(CallFamily):
     def _call_line(self, text: str, pos: int, ctx: ParseContext) -> Extraction | None:
         """``Tool call: f (k: v, k2: v2)`` on a line of its own, for an offered tool."""
         line = _CALL_LINE_RE.match(text, pos + len(LINE_TRIGGER))
-        tool = ctx.tool(line.group(1)) if line is not None else None
+        tool = ctx.tool(line.group(2)) if line is not None else None
         if tool is None or text[text.rfind("\n", 0, pos) + 1 : pos].strip():
             return None  # no offered tool, or the label inside a sentence
-        inner = line.group(2).strip()
+        inner = line.group(3).strip()
         arguments: dict | None = {} if not inner else None
         if inner.startswith("{"):
             read = read_json_at(inner, 0)

@@ -41,14 +41,15 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigge
 from utp.parsers.callends import END_OF_TURN, past_orphan_closer
 from utp.parsers.callshape import (
     AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value,
-    definition_shaped_call, has_argument_key, skip_ws, unparseable,
+    definition_shaped_call, skip_ws, unparseable,
 )
+from utp.parsers.jsoncalllists import PLAN_HEAD, PLAN_START, plan_calls, plan_may_start, salvaged_answer_list
 from utp.parsers.taggedjson import salvage_list
 from utp.parsers.codefences import inside_fence
 from utp.parsers.flatcalls import REQUEST_KEY, SERVICE_KEY, after_result_opener, flat_calls
 from utp.parsers.leadins import ends_with_colon, introduces_a_call
 from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, read_json_at
-from utp.parsers.namekeyedcalls import listed_name_keyed, name_keyed_items, quoted_name_keyed
+from utp.parsers.namekeyedcalls import listed_name_keyed, quoted_name_keyed
 from utp.parsers.jsonrepairnames import PYTHON_LITERALS, SINGLE_QUOTES
 from utp.parsers.jsonrepair import DOUBLED_BRACES, UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
 from utp.parsers.names import names_offered_tool_at, resolve_name
@@ -56,8 +57,9 @@ from utp.parsers.reasoning import REASONING_CLOSERS, call_list_starts
 from utp.parsers.triggerscan import trie_pattern
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
-_OBJECT_START = re.compile(r"\{\s*\\?[\"']?([A-Za-z_][\w\-]*)")
-_LIST_START = re.compile(r"\[\s*\{\s*[\"']?([A-Za-z_][\w\-]*)")
+#: (the quotes may be typographic: a Chinese input method writes ``{“tool”:“f”, …}``)
+_OBJECT_START = re.compile(r"\{\s*\\?[\"'“]?([A-Za-z_][\w\-]*)")
+_LIST_START = re.compile(r"\[\s*\{\s*[\"'“]?([A-Za-z_][\w\-]*)")
 #: keys a call object (or a ``tool_calls`` wrapper: xLAM v1 puts its "thought" first, AutoGPT its
 #: "thoughts" before the "command") may open with
 _CALL_KEYS = frozenset(NAME_KEYS) | frozenset(CALL_LIST_KEYS) | frozenset(CALL_WRAPPER_KEYS) | ROUTING_KEYS | THOUGHT_KEYS | {"arguments", "parameters", "args", "input", "type", "id", "call_id", "tool_call_id", "role", "response"}
@@ -71,20 +73,20 @@ _QUOTED_ONLY_KEYS = frozenset({AGENT_ACTION_KEY, AGENT_INPUT_KEY, REQUEST_KEY, S
 #: (the keys as a trie: a flat alternation of some thirty keys, tried at every ``{`` followed by a
 #: letter, cost 200 ms for 1 MB of ``f{``)
 #: what follows a call key: its quote, then a separator (or the text ends: a stream)
-_AFTER_KEY = r"\\?+[\"']?+\s*+(?:[:=,>(\"']|\Z)"
+_AFTER_KEY = r"\\?+[\"'”]?+\s*+(?:[:=,>(\"'“]|\Z)"
 _SEPARATOR_AFTER_KEY = re.compile(_AFTER_KEY)
 _KEY_HEAD = (
-    r"(?=[\s\\\"'A-Za-z_])(?:(?=\s*+\\?+[\"']?+[A-Za-z_])\s*\\?[\"']?(?i:"
+    r"(?=[\s\\\"'“A-Za-z_])(?:(?=\s*+\\?+[\"'“]?+[A-Za-z_])\s*\\?[\"'“]?(?i:"
     + trie_pattern({key: "" for key in _CALL_KEYS}).pattern  # type: ignore[union-attr]
     + r")(?![\w\-])(?="
     + _AFTER_KEY
     + ")"
-    + r"|\s*+\\?+[\"'](?i:"
+    + r"|\s*+\\?+[\"'“](?i:"
     + trie_pattern({key: "" for key in _QUOTED_ONLY_KEYS}).pattern  # type: ignore[union-attr]
-    + r")[\"'])"
+    + r")[\"'”])"
 )
 #: ``_KEY_HEAD`` split after its first-character class, which also admits a plan's first key
-_KEY_HEAD_FIRST = r"(?=[\s\\\"'A-Za-z_])"
+_KEY_HEAD_FIRST = r"(?=[\s\\\"'“A-Za-z_])"
 assert _KEY_HEAD.startswith(_KEY_HEAD_FIRST)
 _KEY_HEAD_REST = _KEY_HEAD[len(_KEY_HEAD_FIRST) :]
 #: an object opened with its braces doubled as the template that teaches it shows the call format
@@ -92,9 +94,6 @@ _KEY_HEAD_REST = _KEY_HEAD[len(_KEY_HEAD_FIRST) :]
 DOUBLED_OPENER = '{{"name"'
 _DOUBLED_KEY = r'\s*+:\s*+"'
 _DOUBLED_NAME = re.compile(_DOUBLED_KEY)
-#: an object whose one key holds a list of objects (a plan of calls), as a scan lookahead and a pattern
-_PLAN_HEAD = r"""\s*+"[A-Za-z_][\w\-]{0,40}+"\s*+:\s*+\[\s*+\{"""
-_PLAN_START = re.compile(_PLAN_HEAD)
 #: a word character right before the JSON (an opener glued to a word); Chinese and Japanese write no
 #: blanks between words, so their characters there are a sentence's, not a name's
 _WORD_END = re.compile(r"(?![\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])\w\Z")
@@ -128,7 +127,7 @@ class JsonFamily(CallFamily):
     #: (and ``{{"name"``: a template's escaped braces copied, see ``_read``)
     declared_triggers = static_triggers(
         ("{", "[", DOUBLED_OPENER),
-        {"{": _KEY_HEAD_FIRST + f"(?:{_KEY_HEAD_REST}|{_PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD, DOUBLED_OPENER: _DOUBLED_KEY},
+        {"{": _KEY_HEAD_FIRST + f"(?:{_KEY_HEAD_REST}|{PLAN_HEAD})", "[": r"(?=[\s{])\s*+\{" + _KEY_HEAD, DOUBLED_OPENER: _DOUBLED_KEY},
     )
 
     def triggers_for(self, ctx: ParseContext | None) -> tuple[Trigger, ...]:
@@ -183,7 +182,7 @@ class JsonFamily(CallFamily):
             repairs = [*repairs, DOUBLED_BRACES] if DOUBLED_BRACES not in repairs else repairs
         known = names_offered_tool_at(text, pos, ctx)
         if placement.startswith("plan"):
-            found = _plan_calls(value, self.name, text[pos:end], repairs, ctx)
+            found = plan_calls(value, self.name, text[pos:end], repairs, ctx)
             placement = placement[len("plan_") :]
         elif placement == "inline":
             found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=True) if known and _as_written(repairs) else None
@@ -194,7 +193,7 @@ class JsonFamily(CallFamily):
         else:
             found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=not known)
             if found is None and placement != "inline" and type(value) is list:
-                found = _salvaged_answer_list(value, self.name, text[pos:end], repairs, ctx)
+                found = salvaged_answer_list(value, self.name, text[pos:end], repairs, ctx)
             if found is None and placement != "inline":
                 found = listed_name_keyed(value, CALL_LIST_KEYS, self.name, text[pos:end], repairs, ctx)
         if found is None and known and placement != "inline" and not after_result_opener(text, pos):
@@ -253,7 +252,7 @@ class JsonFamily(CallFamily):
         "inline" (then only offered tools' calls), prefixed "plan_" for a plan object; None where it cannot be a call."""
         shape = (_OBJECT_START if text[pos] == "{" else _LIST_START).match(text, pos)
         if shape is None or not _call_key(text, shape):
-            if text[pos] == "{" and ctx.has_tools and _PLAN_START.match(text, pos + 1):
+            if text[pos] == "{" and ctx.has_tools and PLAN_START.match(text, pos + 1):
                 where = self._position(text, pos, ctx, plan=True)
                 return None if where is None else "plan_" + where
             return None
@@ -336,7 +335,7 @@ class JsonFamily(CallFamily):
             return _GROWABLE[text[pos]].fullmatch(text, pos + 1) is None
         if shape.end() >= len(text):
             return False
-        if not _call_key(text, shape) and not (text[pos] == "{" and _plan_may_start(text, pos + 1)):
+        if not _call_key(text, shape) and not (text[pos] == "{" and plan_may_start(text, pos + 1)):
             return True
         # wherever it stands, an object naming an offered tool may be a call: wait for its end
         end = scan_json_value(text, pos)
@@ -356,7 +355,7 @@ def _call_key(text: str, shape: re.Match[str]) -> bool:
     """The object's first key is one a call opens with (an agent blob's only when quoted), a separator after it."""
     key = shape.group(1).lower()
     if key in _QUOTED_ONLY_KEYS:
-        return text[shape.start(1) - 1] in "\"'" and text[shape.end(1) : shape.end(1) + 1] in ("\"", "'")
+        return text[shape.start(1) - 1] in "\"'“" and text[shape.end(1) : shape.end(1) + 1] in ("\"", "'", "”")
     return key in _CALL_KEYS and _SEPARATOR_AFTER_KEY.match(text, shape.end(1)) is not None
 
 
@@ -435,49 +434,6 @@ def _as_written(repairs: list[str]) -> bool:
 
 def _offered(call: ToolCall, ctx: ParseContext) -> bool:
     return ctx.has_tools and resolve_name(call.name, ctx).known
-
-
-def _salvaged_answer_list(value: list, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:
-    """A list where calls stand (the answer's start, after a lead-in or a marker, on a line of its
-    own), every item shaped like a call (an arguments key) but one that cannot be read
-    (``"name": 123``): the others, when every one of them calls an offered tool (the unreadable
-    one reported). A list mixing calls with records stays data."""
-    if not all(has_argument_key(item) for item in value):
-        return None
-    found = calls_from_value(value, family, raw, repairs, salvage=True)
-    if found is None or not found[0] or not all(_offered(call, ctx) for call in found[0]):
-        return None
-    return found
-
-
-#: a plan's key that names its list as what came back or what was once done (``{"results": [...]}``,
-#: ``{"history": [...]}``), or a sample: calls recorded, not calls to make
-_NOT_A_PLAN_KEY = re.compile(r"(?:results?|outputs?|responses?|observations?|history|examples?|samples?)", re.IGNORECASE)
-
-
-def _plan_calls(value: object, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:
-    """The calls of a plan object (one key, a list of calls), when every one names an offered tool
-    and the key does not call them results, history or examples."""
-    if type(value) is not dict or len(value) != 1 or _NOT_A_PLAN_KEY.fullmatch(next(iter(value))):
-        return None
-    items = next(iter(value.values()))
-    found = calls_from_value(items, family, raw, repairs, require_arguments=False) if type(items) is list else None
-    found = found or name_keyed_items(items, family, raw, repairs, ctx)
-    if found is None or not found[0] or not all(_offered(call, ctx) for call in found[0]):
-        return None
-    return found
-
-
-#: a plan object's start as far as written (streaming: hold it while it may still become one)
-_PLAN_SO_FAR = re.compile(r"""\s*(?:"(?:[A-Za-z_][\w\-]{0,40}(?:"\s*(?::\s*(?:\[\s*(?:\{)?)?)?)?)?)?""")
-
-
-def _plan_may_start(text: str, pos: int) -> bool:
-    """Is a plan object's start at ``pos`` (whole, or cut off by the text's end)?"""
-    if _PLAN_START.match(text, pos):
-        return True
-    partial = _PLAN_SO_FAR.match(text, pos)
-    return partial is not None and partial.end() == len(text)
 
 
 #: the repairs that read a Python literal as printed, not a damaged value

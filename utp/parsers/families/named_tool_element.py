@@ -11,7 +11,8 @@ tag) get replies such as::
       </parameters>
     </tool>
 
-The element is ``<tool>``, ``<function>``, ``<tool_call>`` or ``<function_call>``
+The element is ``<tool>``, ``<function>``, ``<tool_call>``, ``<function_call>`` or
+``<call>`` (PawnLogic's agent prompts ``<call name="run_shell"><command>…</command></call>``)
 with a ``name`` attribute; its body is the arguments as elements: one element
 per argument named by its key, the same inside a ``<parameters>`` (or
 ``<arguments>``, ``<args>``, …) wrapper, or Claude's ``<parameter name="k">v</parameter>``
@@ -49,7 +50,7 @@ from utp.parsers.textscan import find_forward, skip_space
 from utp.parsers.typedvalues import property_schema, typed_value
 from utp.types import Diagnostic, Tool, ToolCall
 
-TAGS = ("tool", "function", "tool_call", "function_call")
+TAGS = ("tool", "function", "tool_call", "function_call", "call")
 #: tags that name a call only with its arguments as an attribute
 _ATTRIBUTE_ONLY_TAGS = ("tool_invocation", "tool_use")
 _OPENERS = tuple(f"<{tag} " for tag in TAGS)

