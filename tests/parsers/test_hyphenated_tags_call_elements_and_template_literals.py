@@ -201,3 +201,33 @@ def test_a_harmony_header_with_its_message_still_calls() -> None:
 )
 def test_call_objects_written_with_typographic_quotes(text: str, expected: list) -> None:
     assert _calls(text, MORE) == expected
+
+
+# --- Llama's <|python_tag|> call followed by prose, no end-of-turn token (PeakUI) -------------------
+
+WEB = Tool("web", parameters={"type": "object", "properties": {"query": {"type": "string"}}})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('Before\n<|python_tag|>web.call(query="x")\nAfter', [("web", {"query": "x"})]),
+        ('<|python_tag|>web(query="a")\nweb(query="b")\nThat is all.', [("web", {"query": "a"}), ("web", {"query": "b"})]),
+    ],
+)
+def test_python_tag_call_lines_followed_by_prose(text: str, expected: list) -> None:
+    result = parse_response(text, tools=[WEB])
+    assert [(c.name, c.arguments) for c in result.tool_calls] == expected
+    assert "python_tag" not in result.content and ("After" in result.content or "That is all." in result.content)
+    assert_every_cut_matches(text, [WEB], step=3)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|python_tag|>import os\nprint(os.getcwd())\nDone",  # code for an interpreter
+        '<|python_tag|>other(query="a")\nThat is all.',  # not an offered tool
+    ],
+)
+def test_python_tag_code_followed_by_prose_is_no_call(text: str) -> None:
+    assert _calls(text, [WEB]) == []

@@ -8,7 +8,7 @@ and the call must run with the whole string. Found while testing the
 such a call with the string cut at the tag, and the rest of it shown as prose.
 
 Families whose argument values are raw text (Qwen3-Coder's and Anthropic's
-``<parameter>``, a ``<tool name=…>`` element's arguments, DSML, Kimi-K3's string arguments, the command-line fence,
+``<parameter>``, a ``<tool name=…>`` element's arguments, DSML (and its collapsed form), Kimi-K3's string arguments, the command-line fence,
 Solar Open's values between special tokens) have no way to escape a tag, so a value that contains the closing tag ends
 there, as it does in the reference parsers; they are left out below.
 
@@ -29,7 +29,9 @@ from utp.types import Tool, ToolCall
 TOOLS = [Tool("search", parameters={"type": "object", "properties": {"query": {"type": "string"}}}), Tool("g")]
 
 #: argument values are raw text between tags: a closing tag in a value cannot be escaped
-RAW_TEXT_VALUES = {"qwen3_coder", "anthropic_xml", "deepseek_dsml", "kimi_k3", "bash", "solar_open", "minimax_stripped", "named_tool_element"}
+RAW_TEXT_VALUES = {
+    "qwen3_coder", "anthropic_xml", "deepseek_dsml", "collapsed_invoke", "kimi_k3", "bash", "solar_open", "minimax_stripped", "named_tool_element",
+}
 JSON_ARGUMENT_FAMILIES = [name for name in family_names() if name not in RAW_TEXT_VALUES | WHOLE_ANSWER_ONLY]
 
 

@@ -13,7 +13,8 @@ code-interpreter mode: a call of ``code_interpreter(code=...)`` only when that
 tool is offered; otherwise, like JSON that is not a call (a final answer or a
 hallucinated tool result), it is not a call and stays content.
 Stray ``<|eom_id|>``/``<|eot_id|>`` end-of-turn tokens are removed. Without
-one, python-style calls may end at a blank line, prose following them.
+one, python-style calls may end at a blank line, or at the end of the call
+lines that open the body, prose following them on the next line.
 """
 
 from __future__ import annotations
@@ -90,6 +91,9 @@ class LlamaFamily(CallFamily):
         if python is None and trailer == "" and (blank := code.find("\n\n")) > 0:
             # no end-of-turn token: the calls may end at a blank line, prose after them
             python = self._python_calls(text, pos, start + blank, code[:blank], ctx)
+        if python is None and trailer == "" and (lines := _call_lines_before_prose(code)) > 0:
+            # or at the end of the call lines, prose on the next line (PeakUI's Llama replies)
+            return self._leading_calls(text, pos, start + lines, code[:lines], ctx)
         if python is not None:
             return python
         if ctx.tool(CODE_TOOL) is not None:
@@ -113,6 +117,15 @@ class LlamaFamily(CallFamily):
             return None  # print(...), robot.parse(...): code-interpreter input, not a tool call
         calls, diagnostics = build_python_calls(self.name, raws, repairs, text[pos:end], pos, ctx)
         return Extraction(end, calls, diagnostics)
+
+    def _leading_calls(self, text: str, pos: int, end: int, code: str, ctx: ParseContext) -> Extraction | None:
+        """The call lines that open the body, a built-in's ``.call(...)`` or python-style calls."""
+        builtin = _builtin_call(code) if "\n" not in code.strip() else None
+        if builtin is not None:
+            name = f"{builtin[0]}.call" if ctx.tool(f"{builtin[0]}.call") is not None else builtin[0]
+            call, diagnostics = build_call(name, builtin[1], self.name, text[pos:end])
+            return Extraction(end, [call] if call else [], diagnostics)
+        return self._python_calls(text, pos, end, code, ctx)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         parts = []
@@ -140,6 +153,20 @@ def _body_end(text: str, start: int) -> tuple[int, str]:
     if 0 <= k < best:
         best, which = k, ""
     return best, which
+
+
+#: a line holding one call and nothing else: a dotted name, then ``(`` … ``)`` to the line's end
+_CALL_LINE = re.compile(r"[ \t]*+[A-Za-z_][\w.]*+\(.*\)[ \t\r]*+")
+
+
+def _call_lines_before_prose(code: str) -> int:
+    """How long the run of call lines opening ``code`` is, when prose follows it on the next line (else 0)."""
+    end = 0
+    for line in code.splitlines(keepends=True):
+        if _CALL_LINE.fullmatch(line.rstrip("\n")) is None:
+            return end if end and line.strip() else 0
+        end += len(line)
+    return 0  # every line a call line: the body is calls, read whole above
 
 
 def _builtin_call(code: str) -> tuple[str, dict[str, Any]] | None:
