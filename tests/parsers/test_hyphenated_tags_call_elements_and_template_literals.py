@@ -231,3 +231,41 @@ def test_python_tag_call_lines_followed_by_prose(text: str, expected: list) -> N
 )
 def test_python_tag_code_followed_by_prose_is_no_call(text: str) -> None:
     assert _calls(text, [WEB]) == []
+
+
+# --- the ninety-sixth set: a tag's body as a name line and YAML lines; tool_call_* keys -------------
+
+NOTION_READ = Tool("Read", parameters={"type": "object", "properties": {"file_path": {"type": "string"}}})
+REFUND = Tool("refund", parameters={"type": "object", "properties": {"amount": {"type": "integer"}}})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<tool_use>\nRead\nfile_path: /home/a/b.py\n</tool_use>", [("Read", {"file_path": "/home/a/b.py"})]),
+        (
+            "<tool_use>\nRead\nfile_path: a.py\n</tool_use>\nsome prose\n<tool_use>\nRead\nfile_path: b.py\n</tool_use>",
+            [("Read", {"file_path": "a.py"}), ("Read", {"file_path": "b.py"})],
+        ),
+    ],
+)
+def test_a_call_tag_holding_the_name_alone_then_yaml_lines(text: str, expected: list) -> None:
+    """A Notion proxy's prompt asks for the name on its own line and ``key: value`` lines below it."""
+    assert _calls(text, [NOTION_READ]) == expected
+    assert_every_cut_matches(text, [NOTION_READ], step=4)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<tool_use>\nRead\nsome words about the file\n</tool_use>",  # no key lines
+        "<tool_use>\nRead\npath: a.py\n</tool_use>",  # a key the tool does not declare
+        "<tool_use>\nWrite\nfile_path: a.py\n</tool_use>",  # not an offered tool
+    ],
+)
+def test_a_name_line_then_lines_that_are_not_its_arguments(text: str) -> None:
+    assert _calls(text, [NOTION_READ]) == []
+
+
+def test_call_keys_spelled_tool_call_name_and_tool_call_arguments() -> None:
+    assert _calls('{"tool_call_name":"refund","tool_call_arguments":{"amount":5}}', [REFUND]) == [("refund", {"amount": 5})]

@@ -17,9 +17,12 @@ from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 #: keys that hold the tool name, in the order they are trusted
 #: (a small Gemma 4 writes the name under ``tool_call``, the key its prompt used for the whole call)
-NAME_KEYS = ("name", "tool_name", "function_name", "tool", "function", "recipient_name", "tool_call")
+NAME_KEYS = ("name", "tool_name", "function_name", "tool", "function", "recipient_name", "tool_call", "tool_call_name")
 #: keys that hold the arguments
-ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input", "params", "kwargs", "argument", "tool_args", "tool_arguments", "function_args", "function_arguments")
+ARG_KEYS = (
+    "arguments", "parameters", "args", "input", "tool_input", "params", "kwargs", "argument", "tool_args", "tool_arguments", "function_args",
+    "function_arguments", "tool_call_arguments", "tool_call_args",
+)
 #: keys that may sit next to name/arguments without making the object something else
 _META_KEYS = {"id", "type", "index", "call_id", "tool_call_id"}
 #: the model's reasoning written into the call object (ReAct-style JSON agents): beside a name and

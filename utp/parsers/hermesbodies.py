@@ -148,7 +148,10 @@ def named_element_body(family: str, text: str, pos: int, cursor: int, opener: st
 
 
 #: a YAML body's first line naming the tool (``name: read_file``), then its ``key: value`` lines
-_YAML_NAME_LINE = re.compile(r"(?:name|tool|tool_name)[ \t]*+:[ \t]*+([A-Za-z_][\w.\-]{0,127}+)[ \t]*+\r?\n")
+#: (or the name alone on that line, ``Read`` then ``file_path: a.py``, as a Notion proxy's prompt asks)
+_YAML_NAME_LINE = re.compile(r"(?:(?:name|tool|tool_name)[ \t]*+:[ \t]*+)?([A-Za-z_][\w.\-]{0,127}+)[ \t]*+\r?\n")
+#: a bare name's line followed by a ``key:`` line, or by the start of one the text ends inside (streaming: wait for the closer)
+BARE_NAME_THEN_KEY = re.compile(r"[A-Za-z_][\w.\-]{0,127}+[ \t]*+\r?\n[ \t]*+[A-Za-z_][\w\-]{0,100}+(?:[ \t]*+:|\Z)")
 #: how such a body begins (streaming: a tag whose body begins so is decided by its closer)
 YAML_NAME_START = re.compile(r"(?:name|tool|tool_name)[ \t]*+:")
 #: the arguments under a key of their own, indented below it (``arguments:`` then ``  path: a.js``)
@@ -159,7 +162,7 @@ def yaml_body(family: str, text: str, pos: int, cursor: int, close: int, closer:
     """``<tool>\nname: read_file\npath: src/a.js\n</tool>``: the call written as YAML inside the tag.
 
     Agents that describe their tools in YAML get calls back in it: the name's
-    line first, then the arguments as ``key: value`` lines (or indented under
+    line first (``name: read_file``, or the name alone followed by arguments), then the arguments as ``key: value`` lines (or indented under
     ``arguments:``). A call only of an offered tool whose parameters every key
     is, in a closed tag (a stream waits for the closer); the name alone is a
     call without arguments, but under ``<tools>``, where prompts list tools.
@@ -169,13 +172,16 @@ def yaml_body(family: str, text: str, pos: int, cursor: int, close: int, closer:
     if tool is None:
         return None
     body = text[line.end() : close]
+    bare = line.group().strip() == line.group(1)
+    if bare and not body.strip():
+        return None  # the name alone on its line: the name-alone reading decides
     if not body.strip() and closer == "</tools>":
         return None  # a tool's name alone under <tools> is how prompts list tools, not a call
     nested = _YAML_ARGUMENTS_KEY.match(body)
     if nested is not None:
         body = body[nested.end() :]
     arguments = yaml_arguments(textwrap.dedent(body), tool) if body.strip() else {}
-    if arguments is None:
+    if arguments is None or bare and not arguments:
         return None
     end = close + len(closer)
     diagnostics: list[Diagnostic] = []

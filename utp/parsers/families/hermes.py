@@ -44,7 +44,7 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import ANNOUNCED_CALL, NAME_KEYS, announced_call_arguments, build_call, calls_from_value, repaired_diagnostics, split_call_object, unparseable
 from utp.parsers.elements import ARGUMENT_ELEMENTS, NAME_ELEMENTS, named_element_call
-from utp.parsers.hermesbodies import PYTHON_CALL_HEAD, YAML_NAME_START, absorbs_stray_text, named_element_body, python_body, yaml_body
+from utp.parsers.hermesbodies import BARE_NAME_THEN_KEY, PYTHON_CALL_HEAD, YAML_NAME_START, absorbs_stray_text, named_element_body, python_body, yaml_body
 from utp.parsers.taggedjson import salvage_list, valid_json_before
 from utp.parsers.families.keyword_command import attribute_call
 from utp.parsers.flatcalls import flat_calls
@@ -459,7 +459,7 @@ class HermesFamily(CallFamily):
         body = skip_space(text, pos + len(trigger), len(text))
         if body >= len(text) or text[body] in "{[<":
             return False
-        if PYTHON_CALL_HEAD.match(text, body) is not None or YAML_NAME_START.match(text, body) is not None:
+        if PYTHON_CALL_HEAD.match(text, body) is not None or YAML_NAME_START.match(text, body) is not None or BARE_NAME_THEN_KEY.match(text, body):
             return False  # a Python-style call, or one written as YAML: decided by the closer (or the end)
         line_end = text.find("\n", body, body + 122)
         if line_end < 0:
