@@ -269,3 +269,19 @@ def test_a_name_line_then_lines_that_are_not_its_arguments(text: str) -> None:
 
 def test_call_keys_spelled_tool_call_name_and_tool_call_arguments() -> None:
     assert _calls('{"tool_call_name":"refund","tool_call_arguments":{"amount":5}}', [REFUND]) == [("refund", {"amount": 5})]
+
+
+# --- a call after a Markdown-emphasised label (RWKV's adapter tests) --------------------------------
+
+LOOKUP = Tool("lookup", parameters={"type": "object", "properties": {"id": {"type": "string"}}})
+
+
+def test_a_call_after_a_label_in_markdown_emphasis() -> None:
+    text = '**Tool Call:** lookup(id="A1")'
+    assert _calls(text, [LOOKUP]) == [("lookup", {"id": "A1"})]
+    assert_every_cut_matches(text, [LOOKUP], step=3)
+
+
+@pytest.mark.parametrize("text", ["**Note:** lookup(id) is the function to use.", "**Tool Call:** see lookup(id=\"A1\") below"])
+def test_an_emphasised_label_before_prose_is_no_call(text: str) -> None:
+    assert _calls(text, [LOOKUP]) == []

@@ -263,13 +263,17 @@ _REASONING_WORDS = ("think", "THINK", "channel")
 _NOT_PROSE = frozenset('{}[]()"`=<>')
 #: longer than this, a line is no lead-in but a paragraph
 MAX_LEAD_IN = 200
+#: the emphasis closing a Markdown label after its colon (``**Tool Call:** f(...)``)
+_EMPHASIS_CLOSER = re.compile(r"[*_]{1,3}+")
 
 
 def call_list_starts(text: str) -> tuple[int, ...]:
     """Where a whole-answer call list may begin: the answer's start, or just after a lead-in.
 
     Small models announce the call before writing it: "Here is the function
-    call:" on a line of its own, or "Tool call: get_weather(...)" on one line.
+    call:" on a line of its own, or "Tool call: get_weather(...)" on one line
+    (the label perhaps in Markdown emphasis, its closer after the colon:
+    "**Tool Call:** get_weather(...)").
     A lead-in is one line of prose (no brackets, quotes or ``=``) ending in
     ``:`` (or the full-width ``：``), or such prose before the first ``:`` of the answer's line; what
     follows it must still be nothing but calls (the families check). Cached
@@ -287,7 +291,10 @@ def call_list_starts(text: str) -> tuple[int, ...]:
         if colon == len(line.rstrip()) - 1 and line_end >= 0:
             starts.append(skip_space(text, line_end + 1))  # "Here is the call:" then the calls below
         elif colon < len(line.rstrip()) - 1:
-            starts.append(skip_space(text, start + colon + 1, start + len(line)))  # "Tool call: f(...)"
+            after = skip_space(text, start + colon + 1, start + len(line))
+            emphasis = _EMPHASIS_CLOSER.match(text, after, start + len(line)) if line.startswith(("*", "_")) else None
+            # "Tool call: f(...)", or "**Tool Call:** f(...)" (the label in Markdown emphasis, its closer after the colon)
+            starts.append(skip_space(text, emphasis.end(), start + len(line)) if emphasis else after)
     found = tuple(starts)
     _answer_cache.starts = (text, found)
     return found
