@@ -88,3 +88,22 @@ def test_what_the_family_renders_reads_back() -> None:
     calls = [ToolCall("bash", {"command": "42", "timeout": 5}), ToolCall("read", {"path": "/a"})]
     text = get_family("collapsed_invoke").render(calls)
     assert _calls(text) == [("bash", {"command": "42", "timeout": 5}), ("read", {"path": "/a"})]
+
+
+# --- DeepSeek's string attribute written after its tag closed (WeaverCode's tests) ------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('<invoke name="bash"><parameter name="command">string="true">ls -la</parameter></invoke>', {"command": "ls -la"}),
+        ('<｜DSML｜invoke name="bash"><｜DSML｜parameter name="timeout">string="false">30</｜DSML｜parameter></｜DSML｜invoke>', {"timeout": 30}),
+    ],
+)
+def test_a_string_attribute_leaked_into_the_value_is_its_flag(text: str, expected: dict) -> None:
+    assert _calls(text) == [("bash", expected)]
+
+
+def test_the_same_words_later_in_a_value_stay_text() -> None:
+    text = '<invoke name="bash"><parameter name="command">echo string="true"></parameter></invoke>'
+    assert _calls(text) == [("bash", {"command": 'echo string="true">'})]

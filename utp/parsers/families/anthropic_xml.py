@@ -210,18 +210,27 @@ class InvokeSyntax:
     body: Callable[[str, int, str, Tool | None], tuple[dict[str, Any], int, list[str]] | None] | None = None
 
 
+#: DeepSeek's ``string`` attribute written after its tag's ``>``, at the value's start (WeaverCode's tests)
+_LEAKED_STRING_ATTRIBUTE = re.compile(r"""string=["']?(true|false)["']?>""", re.IGNORECASE)
+
+
 def flagged_value(raw: str, parameter: re.Match[str], tool: Tool | None) -> tuple[Any, str | None]:
     """A parameter's value: typed by the tool's schema (JSON when it has none and the text is JSON).
 
     DeepSeek's ``string="true"`` marks text written as is: kept verbatim
     unless the schema types the property otherwise (``42`` for an integer:
-    the tool's contract decides); ``string="false"`` marks a JSON value.
+    the tool's contract decides); ``string="false"`` marks a JSON value. The
+    attribute written after the tag closed, at the value's start
+    (``<parameter name="k">string="true">v``), is read as the attribute.
     """
     key = parameter.group("key")
-    quoted = cdata_text(raw)  # XML's quoting of text that holds markup: the text inside, never decoded
-    raw = markup_text(raw) if quoted is None else quoted
     groups = parameter.groupdict()  # a dialect's parameter tag may have no string attribute at all
     flag = (groups.get("string1") or groups.get("string2") or "").strip().lower()
+    leaked = _LEAKED_STRING_ATTRIBUTE.match(raw) if not flag else None
+    if leaked is not None:  # ``<parameter name="k">string="true">v``: the attribute written after the tag closed
+        flag, raw = leaked.group(1).lower(), raw[leaked.end() :]
+    quoted = cdata_text(raw)  # XML's quoting of text that holds markup: the text inside, never decoded
+    raw = markup_text(raw) if quoted is None else quoted
     schema = property_schema(tool, key)
     if not schema and groups.get("declared"):  # no schema to type by: the model's own attribute does
         schema = {"type": groups["declared"].lower()}
