@@ -21,9 +21,14 @@ PLAN_HEAD = r"""\s*+"[A-Za-z_][\w\-]{0,40}+"\s*+:\s*+\[\s*+\{"""
 PLAN_START = re.compile(PLAN_HEAD)
 
 
+def offered(call: ToolCall, ctx: ParseContext) -> bool:
+    """Does ``call`` name an offered tool?"""
+    return ctx.has_tools and resolve_name(call.name, ctx).known
+
+
 def all_offered(calls: list[ToolCall], ctx: ParseContext) -> bool:
     """Does every one of ``calls`` name an offered tool (there being some)?"""
-    return bool(calls) and ctx.has_tools and all(resolve_name(call.name, ctx).known for call in calls)
+    return bool(calls) and all(offered(call, ctx) for call in calls)
 
 
 def salvaged_answer_list(value: list, family: str, raw: str, repairs: list[str], ctx: ParseContext) -> tuple[list[ToolCall], list[Diagnostic]] | None:

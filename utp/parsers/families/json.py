@@ -43,7 +43,7 @@ from utp.parsers.callshape import (
     AGENT_ACTION_KEY, AGENT_INPUT_KEY, CALL_LIST_KEYS, CALL_WRAPPER_KEYS, NAME_KEYS, ROUTING_KEYS, THOUGHT_KEYS, build_call, calls_from_value,
     definition_shaped_call, skip_ws, unparseable,
 )
-from utp.parsers.jsoncalllists import PLAN_HEAD, PLAN_START, plan_calls, plan_may_start, salvaged_answer_list
+from utp.parsers.jsoncalllists import PLAN_HEAD, PLAN_START, offered, plan_calls, plan_may_start, salvaged_answer_list
 from utp.parsers.taggedjson import salvage_list
 from utp.parsers.codefences import inside_fence
 from utp.parsers.flatcalls import REQUEST_KEY, SERVICE_KEY, after_result_opener, flat_calls
@@ -52,7 +52,7 @@ from utp.parsers.familykit import BRACKET_MARKER, MAX_CLOSERS_INSIDE, read_json_
 from utp.parsers.namekeyedcalls import listed_name_keyed, quoted_name_keyed
 from utp.parsers.jsonrepairnames import PYTHON_LITERALS, SINGLE_QUOTES
 from utp.parsers.jsonrepair import DOUBLED_BRACES, UnreadableJSON, decode_json_at, scan_json_value, strict_json_at
-from utp.parsers.names import names_offered_tool_at, resolve_name
+from utp.parsers.names import names_offered_tool_at
 from utp.parsers.reasoning import REASONING_CLOSERS, call_list_starts
 from utp.parsers.triggerscan import trie_pattern
 from utp.types import Diagnostic, DiagnosticKind, ToolCall
@@ -160,7 +160,7 @@ class JsonFamily(CallFamily):
             value, end, repairs = (*strict, []) if strict is not None else decode_json_at(text, pos, lenient_end, known_invalid=True)
         except ValueError as exc:
             salvaged = salvage_list(self.name, text, pos, len(text), require_arguments=False) if text[pos] == "[" and placement != "inline" else None
-            if salvaged is not None and (placement in ("start", "after_lead_in") or all(_offered(call, ctx) for call in salvaged[0])):
+            if salvaged is not None and (placement in ("start", "after_lead_in") or all(offered(call, ctx) for call in salvaged[0])):
                 length = scan_json_value(text[pos:], 0)
                 return Extraction(pos + (length if length >= 0 else len(text[pos:].rstrip())), *salvaged)
             if placement in ("start", "plan_start") or names_offered_tool_at(text, pos, ctx):
@@ -186,7 +186,7 @@ class JsonFamily(CallFamily):
             placement = placement[len("plan_") :]
         elif placement == "inline":
             found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=True) if known and _as_written(repairs) else None
-            if found is not None and not all(_offered(call, ctx) for call in found[0]):
+            if found is not None and not all(offered(call, ctx) for call in found[0]):
                 return None
             if found is None and known and _as_written(repairs) and not after_result_opener(text, pos):
                 found = flat_calls(value, self.name, text[pos:end], repairs, ctx, inline=True)
@@ -222,7 +222,7 @@ class JsonFamily(CallFamily):
         """Offered tools' calls after a lead-in where someone acts ("I will call two functions:"), ending
         their line or followed by a new sentence ("I will do this: {…} Done.")."""
         return (
-            bool(calls) and all(_offered(call, ctx) for call in calls)
+            bool(calls) and all(offered(call, ctx) for call in calls)
             and (_ends_line(text, end) or _NEW_SENTENCE.match(text, end) is not None) and introduces_a_call(text, pos)
         )
 
@@ -430,10 +430,6 @@ def _definition_shaped(value: object, family: str, raw: str, repairs: list[str])
 def _as_written(repairs: list[str]) -> bool:
     """Read without a guess: valid JSON, or a Python dict literal as ``repr`` prints one (its quotes and literals)."""
     return all(repair in _PYTHON_REPR for repair in repairs)
-
-
-def _offered(call: ToolCall, ctx: ParseContext) -> bool:
-    return ctx.has_tools and resolve_name(call.name, ctx).known
 
 
 #: the repairs that read a Python literal as printed, not a damaged value

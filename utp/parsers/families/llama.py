@@ -83,10 +83,7 @@ class LlamaFamily(CallFamily):
             return None  # built-in and python-style calls are all call syntax: no "(", no call
         builtin = _builtin_call(code)
         if builtin is not None:
-            # an offered tool named with the ``.call`` itself (``api.call``) is that tool
-            name = f"{builtin[0]}.call" if ctx.tool(f"{builtin[0]}.call") is not None else builtin[0]
-            call, diagnostics = build_call(name, builtin[1], self.name, text[pos:end])
-            return Extraction(end, [call] if call else [], diagnostics)
+            return self._builtin(text, pos, end, builtin, ctx)
         python = self._python_calls(text, pos, end, code, ctx)
         if python is None and trailer == "" and (blank := code.find("\n\n")) > 0:
             # no end-of-turn token: the calls may end at a blank line, prose after them
@@ -122,10 +119,14 @@ class LlamaFamily(CallFamily):
         """The call lines that open the body, a built-in's ``.call(...)`` or python-style calls."""
         builtin = _builtin_call(code) if "\n" not in code.strip() else None
         if builtin is not None:
-            name = f"{builtin[0]}.call" if ctx.tool(f"{builtin[0]}.call") is not None else builtin[0]
-            call, diagnostics = build_call(name, builtin[1], self.name, text[pos:end])
-            return Extraction(end, [call] if call else [], diagnostics)
+            return self._builtin(text, pos, end, builtin, ctx)
         return self._python_calls(text, pos, end, code, ctx)
+
+    def _builtin(self, text: str, pos: int, end: int, builtin: tuple[str, dict[str, Any]], ctx: ParseContext) -> Extraction:
+        """A built-in's ``NAME.call(...)``: an offered tool named with the ``.call`` itself (``api.call``) is that tool."""
+        name = f"{builtin[0]}.call" if ctx.tool(f"{builtin[0]}.call") is not None else builtin[0]
+        call, diagnostics = build_call(name, builtin[1], self.name, text[pos:end])
+        return Extraction(end, [call] if call else [], diagnostics)
 
     def render(self, calls: Sequence[ToolCall]) -> str:
         parts = []
