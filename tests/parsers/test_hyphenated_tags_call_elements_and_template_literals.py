@@ -3,6 +3,7 @@
 Sources (transcribed outside the repository, see docs/accuracy.md):
 
 * a model recorded under arcrouter and hjiancheng9-art/agnes-smart-studio's prompt: ``<function-call>`` tags;
+  sorravit/BEACON's parser tests: ``<tool-use>`` with ``<tool-name>`` inside;
 * John0123412/PawnLogic's agent: ``<call name="run_shell"><command>…</command></call>``;
 * dennidalpos/OnlyRagV2's tool parser tests: ``{"tool": …, "command": …, "explanation": "…"}`` and a file's
   content written as a JavaScript template literal (one reply captured live from qwen2.5-coder under Ollama).
@@ -42,6 +43,25 @@ def test_a_call_tag_spelled_with_a_hyphen(tag: str) -> None:
 def test_hyphenated_tags_with_flat_calls_one_after_another() -> None:
     text = '<function-call>{"name": "read_file", "path": "a.py"}</function-call>\n<function-call>{"name": "run_shell", "command": "ls"}</function-call>'
     assert _calls(text) == [("read_file", {"path": "a.py"}), ("run_shell", {"command": "ls"})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool-use>\n<tool-name>read_file</tool-name>\n<parameters>{"path": "a.py"}</parameters>\n</tool-use>',
+        '<tool_use>\n<tool_name>read_file</tool-name>\n<parameters>{"path": "a.py"}</parameters>\n</tool_use>',  # closed in the other spelling
+        '<tool_use>\n<tool-name>read_file</tool-name>\n<tool-arguments>{"path": "a.py"}</tool-arguments>\n</tool_use>',
+    ],
+)
+def test_a_tags_children_spelled_with_hyphens(text: str) -> None:
+    """sorravit/BEACON's ``<tool-use>`` prompt: its name and arguments elements hyphenated too."""
+    assert _calls(text) == [("read_file", {"path": "a.py"})]
+    assert _calls(text, None) == [("read_file", {"path": "a.py"})]
+    assert_every_cut_matches(text, TOOLS, step=9)
+
+
+def test_a_name_element_closed_by_another_element_names_nothing() -> None:
+    assert _calls('<tool_use>\n<tool_name>read_file</function_name>\n<parameters>{"path": "a.py"}</parameters>\n</tool_use>') == []
 
 
 @pytest.mark.parametrize(

@@ -94,6 +94,12 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         lambda k: 0 < len(k) <= 256 and not set(k) & set("<>\n") and not ('"' in k and "'" in k),
         lambda n: re.fullmatch(r"[A-Za-z_][\w.\-]{0,127}", n) is not None,
     ),
+    "tool_header": (
+        "the name is an identifier in the bracketed header",
+        lambda s: True,
+        lambda k: True,
+        lambda n: re.fullmatch(r"[A-Za-z_][\w.\-]{0,127}", n) is not None,
+    ),
     "k2_v3": (
         "values are raw text up to </ifm|arg_value> holding no <ifm|arg_key>; keys are trimmed raw text up to </ifm|arg_key>",
         _forbid("</ifm|arg_value>", "</ifm|arg_key>", "<ifm|arg_key>"),

@@ -14,7 +14,8 @@ Order of work for one response (the HLD's hierarchy, with its mixed case):
    and the scan resumes after it.
 5. The finishing steps (:mod:`utp.parsers.finishing`), shared with streams:
    native and content calls merged (a content call identical to a native one
-   is dropped with a ``DUPLICATE`` diagnostic), names checked against the
+   is dropped with a ``DUPLICATE`` diagnostic, as is one restating an earlier
+   content call in another notation), names checked against the
    offered tools, wrapped arguments unwrapped.
 
 Nothing here raises on model output: a family that raises is reported as an
@@ -28,7 +29,7 @@ from typing import Any
 
 from utp.numbers import safe_repr
 from utp.parsers.base import CallFamily, ParseContext
-from utp.parsers.finishing import check_names, merge_native_and_content
+from utp.parsers.finishing import check_names, merge_native_and_content, without_restatements
 from utp.parsers.native import parse_native_calls
 from utp.parsers.reasoning import join_around_spans, prefilled_reasoning, template_opener
 from utp.parsers.scanloop import _anchor, anchored_candidates, scan_text, withhold_call_cut_by_limit
@@ -113,7 +114,8 @@ class CompositeParser:
             content = join_around_spans(content, ([(0, start)] if start else []) + found.spans)
         for thought in thoughts:
             diagnostics.extend(self._calls_in_reasoning(thought))
-        calls = self._merge(native, found.calls, diagnostics) if native else found.calls
+        content_calls = without_restatements(found.calls, diagnostics)
+        calls = self._merge(native, content_calls, diagnostics) if native else content_calls
         if calls and self.ctx.has_tools:
             self.check_names(calls, diagnostics)
         return ParsedResponse(

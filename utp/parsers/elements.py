@@ -171,10 +171,18 @@ def without_wrapper(arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str
 
 #: the elements that name the tool in a call tag's body (``<name>f</name>``; Langroid's ``<request>``)
 NAME_ELEMENTS = ("name", "tool_name", "function_name", "invoke_name", "function", "request")
-_CHILD_NAME = re.compile(r"\s*<(" + "|".join(NAME_ELEMENTS) + r")>\s*([^<]{1,200}?)\s*</\1>", re.S)
+
+
+def element_names_pattern(names: tuple[str, ...]) -> str:
+    """The names as alternatives, each ``_`` also written ``-`` (``<tool-name>``, as in a
+    ``<tool-use>`` a prompt spelt with hyphens; its closer may be spelt either way)."""
+    return "|".join(name.replace("_", "[_\\-]") for name in names)
+
+
+_CHILD_NAME = re.compile(r"\s*<(" + element_names_pattern(NAME_ELEMENTS) + r")>\s*([^<]{1,200}?)\s*</(" + element_names_pattern(NAME_ELEMENTS) + r")>", re.S)
 #: the elements that hold the arguments after the name, named as JSON calls name their arguments key
 ARGUMENT_ELEMENTS = ("arguments", "parameters", "args", "input", "params", "tool_arguments", "tool_args", "function_arguments")
-_CHILD_ARGS = re.compile(r"\s*<(" + "|".join(ARGUMENT_ELEMENTS) + r")>", re.S)
+_CHILD_ARGS = re.compile(r"\s*<(" + element_names_pattern(ARGUMENT_ELEMENTS) + r")>", re.S)
 #: the name element bent toward Qwen3-Coder's ``<function=NAME>``: ``<name=NAME</name>``, ``<name=NAME>``,
 #: ``<function=NAME</function>``; read only where an arguments element follows (a ``<function=NAME>``
 #: with ``<parameter=…>`` children is Qwen3-Coder's own call)
@@ -185,12 +193,20 @@ BENT_NAME_ELEMENT = "name element written as <name=NAME>"
 _KEY_VALUE_PAIRS = re.compile(r"\s*+<arg_key>")
 
 
+def _closer_either_way(text: str, element: str, start: int, limit: int) -> int:
+    """Where ``</element>`` first stands, its ``_`` or ``-`` written either way (-1: nowhere before ``limit``)."""
+    found = [text.find(f"</{spelling}>", start, limit) for spelling in {element, element.replace("-", "_"), element.replace("_", "-")}]
+    return min((at for at in found if at >= 0), default=-1)
+
+
 def named_element_call(text: str, cursor: int, limit: int, body_end: int) -> tuple[str, Any, list[str]] | None:
     """``<name>f</name><arguments>{json}</arguments>`` (or elements inside ``<arguments>``, or one element
     per argument beside the name) at ``cursor``: ``(name, arguments, repairs)``; None when no name element
     opens the body. Arguments that cannot be read raise ``ValueError`` naming the tool: a body beside the
     name that is not whole elements is not read as no arguments."""
     named = _CHILD_NAME.match(text, cursor, limit)
+    if named is not None and named.group(1).replace("-", "_") != named.group(3).replace("-", "_"):
+        named = None  # closed by another element
     repaired: list[str] = []
     if named is None:
         named = _BENT_NAME.match(text, cursor, limit)
@@ -206,7 +222,7 @@ def named_element_call(text: str, cursor: int, limit: int, body_end: int) -> tup
         if elements is None:
             raise ValueError(f"arguments of {name!r} are not whole elements")
         return name, elements, []
-    arg_close = text.find(f"</{args_open.group(1)}>", args_open.end(), limit)
+    arg_close = _closer_either_way(text, args_open.group(1), args_open.end(), limit)
     inner = text[args_open.end() : arg_close if arg_close >= 0 else limit]
     inner = unwrap_cdata(inner.strip())  # the JSON perhaps quoted as CDATA
     if not inner.strip().startswith(("{", "[")):

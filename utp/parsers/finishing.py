@@ -2,7 +2,8 @@
 
 Once calls are found: a content call identical to a native one is dropped with
 a ``DUPLICATE`` diagnostic (servers sometimes parse the call *and* leave its
-text behind), names are resolved against the offered tools
+text behind), and so is one restating an earlier content call in another
+notation (shown in a fence, then made in the model's markup), names are resolved against the offered tools
 (:mod:`utp.parsers.names`: corrected, or flagged unknown), and a known tool's
 arguments written under one wrapping key are unwrapped. One-shot parsing
 (:mod:`utp.parsers.composite`) and streams (:mod:`utp.parsers.streaming`) both
@@ -41,6 +42,42 @@ def merge_native_and_content(native: list[ToolCall], content: list[ToolCall], di
             continue
         merged.append(call)
     return merged
+
+
+def restatement(call: ToolCall, earlier_format: str | None) -> Diagnostic | None:
+    """The report for a content call repeating, in another notation, one read earlier in the same answer.
+
+    A model that shows its call (a Markdown fence, a display line) and then
+    makes it in its own markup, or writes it once per format it was told of,
+    means one call: run twice, a tool with effects acts twice. The same call
+    written twice in the *same* notation is two calls, as models that mean to
+    repeat one write it (and their evaluations count it so).
+    """
+    if earlier_format is None or earlier_format == call.format:
+        return None
+    return Diagnostic(
+        DiagnosticKind.DUPLICATE,
+        f"{call.name!r} written again as {call.format} after {earlier_format}: one call, kept once",
+        call.raw if isinstance(call.raw, str) else safe_repr(call.raw),
+        call.format,
+    )
+
+
+def without_restatements(calls: list[ToolCall], diagnostics: list[Diagnostic]) -> list[ToolCall]:
+    """The content calls, each restated in another notation kept once (see :func:`restatement`)."""
+    if len(calls) < 2:
+        return calls
+    formats: dict[tuple[str, str], str | None] = {}
+    kept = []
+    for call in calls:
+        key = call.canonical_key()
+        repeated = restatement(call, formats.get(key))
+        if repeated is not None:
+            diagnostics.append(repeated)
+            continue
+        formats.setdefault(key, call.format)
+        kept.append(call)
+    return kept
 
 
 def check_names(calls: list[ToolCall], ctx: ParseContext, diagnostics: list[Diagnostic]) -> None:

@@ -51,7 +51,7 @@ from typing import Any
 from utp.parsers.base import Extraction
 from utp.parsers.turnframe import blanks_end, role_header_end, role_header_undecided, turn_end_at, turn_end_held
 from utp.parsers.composite import CompositeParser
-from utp.parsers.finishing import duplicate_of_native
+from utp.parsers.finishing import duplicate_of_native, restatement
 from utp.parsers.scanloop import call_span_limit, unread_after_limit
 from utp.parsers.streamchunks import NativeChunkReader, _OpenAICall
 from utp.parsers.streamevents import CallReady, ContentDelta, DiagnosticEvent, StreamEvent, ThinkingDelta
@@ -69,7 +69,7 @@ class StreamParser(NativeChunkReader, SpanStepper):
     __slots__ = (
         "_answer_start", "_calls", "_closed", "_closer_of", "_closing_at", "_closing_seen", "_ctx",
         "_diagnostics", "_emitted_any", "_finish", "_floor", "_found_end", "_held", "_hold", "_hold_pos",
-        "_last_try", "_length", "_limit_at", "_next_closing", "_max_trigger", "_mode", "_native_items", "_native_keys", "_open_report",
+        "_last_try", "_length", "_limit_at", "_next_closing", "_max_trigger", "_mode", "_native_items", "_native_keys", "_content_formats", "_open_report",
         "_openai_calls", "_parser", "_pattern", "_pending", "_pos", "_prefix", "_prefixes", "_quiet", "_scanner",
         "_skip_leading", "_span_start", "_spans_left", "_span_trigger", "_starts", "_text", "_think_body", "_think_closer",
         "_thinking_field", "_framing", "_head", "_head_blanks", "_turn_tail", "_waiting", "_waiting_problems", "_waiting_reads", "_watch", "_whole",
@@ -125,6 +125,7 @@ class StreamParser(NativeChunkReader, SpanStepper):
         self._openai_calls: dict[int, _OpenAICall] = {}
         self._calls: list[ToolCall] = []
         self._native_keys: set[str] = set()  # canonical keys of the native calls announced
+        self._content_formats: dict[tuple[str, str], str | None] = {}  # each content call's key -> the notation it was first read in
         self._diagnostics: list[Diagnostic] = []
         self._finish: str | None = None
         self._closed = False
@@ -450,6 +451,13 @@ class StreamParser(NativeChunkReader, SpanStepper):
             if content and seen and call.canonical_key() in seen:
                 checked.append(duplicate_of_native(call, raw=""))
                 continue
+            if content:
+                key = call.canonical_key()
+                repeated = restatement(call, self._content_formats.get(key))
+                if repeated is not None:
+                    checked.append(repeated)
+                    continue
+                self._content_formats.setdefault(key, call.format)
             ready.append(call)
         self._parser.check_names(ready, checked)
         for diagnostic in checked:

@@ -43,7 +43,7 @@ from typing import Any
 
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import ANNOUNCED_CALL, NAME_KEYS, announced_call_arguments, build_call, calls_from_value, repaired_diagnostics, split_call_object, unparseable
-from utp.parsers.elements import ARGUMENT_ELEMENTS, NAME_ELEMENTS, named_element_call
+from utp.parsers.elements import ARGUMENT_ELEMENTS, NAME_ELEMENTS, element_names_pattern, named_element_call
 from utp.parsers.hermesbodies import BARE_NAME_THEN_KEY, PYTHON_CALL_HEAD, YAML_NAME_START, absorbs_stray_text, named_element_body, python_body, yaml_body
 from utp.parsers.taggedjson import salvage_list, valid_json_before
 from utp.parsers.families.keyword_command import attribute_call
@@ -116,8 +116,9 @@ def _body_head(tag: str) -> str:
     # be bent toward ``<function=NAME>`` and have its arguments element next (``<name=f</name><arguments>``);
     # one alternation of the element names for both, so a flood of tags tries them once
     child = f"child_{group}"
-    bent = rf"=[^<>\n]{{1,200}}+(?:</(?P={child})>|>)\s*+<(?:{'|'.join(ARGUMENT_ELEMENTS)})>"
-    name_element = rf"<(?P<{child}>{'|'.join(NAME_ELEMENTS)})(?:>[^<]{{1,200}}+</(?P={child})>|{bent})"
+    names = element_names_pattern(NAME_ELEMENTS)  # ``<tool-name>`` too, closed in either spelling
+    bent = rf"=[^<>\n]{{1,200}}+(?:</(?P={child})>|>)\s*+<(?:{element_names_pattern(ARGUMENT_ELEMENTS)})>"
+    name_element = rf"<(?P<{child}>{names})(?:>[^<]{{1,200}}+</(?:{names})>|{bent})"
     return rf"\s*(?:{json_head}|[A-Za-z_]|{name_element}|{named})"
 
 
