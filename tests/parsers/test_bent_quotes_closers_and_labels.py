@@ -7,7 +7,8 @@ Sources (transcribed outside the repository, see docs/accuracy.md):
   ``{""place": …}``, a reply clipped inside ``</tool``, Gemma 4 E2B writing
   ``call:search({…}) -> OBJECT``;
 * martinosk/easi: an ``<invoke>`` inside a ``<function_result>`` the model made up;
-* a Go gateway's DeepSeek log with ASCII bars spaced inside the token (``<| DSML | invoke``);
+* a Go gateway's DeepSeek log with ASCII bars spaced inside the token (``<| DSML | invoke``), and
+  IAmiGOI/Module-Engine's guide tests with the tokenizer's bars spaced so (``<｜ DSML ｜invoke``);
 * jakobhoeg/browser-ai: ```` ```tool-call ```` and ```` ```toolcall ```` fences;
 * monday8am/koogagent: ``<function>NAME</function>`` then ``<parameters>{…}</parameters>``.
 """
@@ -144,6 +145,19 @@ def test_ascii_bars_with_blanks_inside_the_dsml_token() -> None:
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("exec", {"host": "vps"})]
     assert parsed.content == "Cek keduanya."
     assert_every_cut_matches(text, TOOLS, step=13)
+
+
+def test_the_tokenizers_bars_with_blanks_inside_the_dsml_token() -> None:
+    """IAmiGOI/Module-Engine's guide tests: ``<｜ DSML ｜invoke``, two invokes in one block."""
+    text = (
+        '<\uff5c DSML \uff5ctool_calls><\uff5c DSML \uff5cinvoke name="exec"><\uff5c DSML \uff5cparameter name="host" string="true">vps'
+        '</\uff5c DSML \uff5cparameter></\uff5c DSML \uff5cinvoke><\uff5c DSML \uff5cinvoke name="exec"><\uff5c DSML \uff5cparameter '
+        'name="host" string="true">db</\uff5c DSML \uff5cparameter></\uff5c DSML \uff5cinvoke></\uff5c DSML \uff5ctool_calls>'
+    )
+    parsed = parse_response(text, tools=TOOLS)
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("exec", {"host": "vps"}), ("exec", {"host": "db"})]
+    assert parsed.content == ""
+    assert_every_cut_matches(text, TOOLS, step=17)
 
 
 def test_the_spaced_token_in_prose_is_prose() -> None:
