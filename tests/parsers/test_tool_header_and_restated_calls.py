@@ -137,3 +137,32 @@ def test_the_same_call_twice_in_one_notation_is_two_calls(text: str) -> None:
     """Models repeat a call on purpose in the notation they use (evaluations count both)."""
     calls = _calls(text, None)
     assert len(calls) == 2 and calls[0] == calls[1]
+
+
+# --- a protocol's label in capitals ending a line after other text ----------------------------------
+
+DELEGATE = Tool("delegate_task", parameters={"type": "object", "properties": {"target_agent": {"type": "string"}}})
+
+
+def test_a_protocol_label_after_a_result_on_its_line_marks_the_call() -> None:
+    """nos-coding/holmium's agents: ``TOOL_RESULT: {…} TOOL_CALL: {…}`` on one line."""
+    text = 'TOOL_RESULT: {"success": true} TOOL_CALL: {"tool": "delegate_task", "params": {"target_agent": "reddit"}}'
+    assert _calls(text, [DELEGATE]) == [("delegate_task", {"target_agent": "reddit"})]
+    assert_every_cut_matches(text, [DELEGATE], step=11)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'TOOL_RESULT: {"success": true} TOOL_CALL: {"tool": "other_task", "params": {}}',  # no offered tool named
+        'The setting MAX_RETRIES: {"tool": "delegate_task"} is data',  # text after the object
+        "I would use TOOL_CALL: but I have no arguments.",
+    ],
+)
+def test_a_protocol_label_marks_only_an_offered_tools_call_ending_its_line(text: str) -> None:
+    assert _calls(text, [DELEGATE]) == []
+
+
+def test_a_protocol_label_in_a_code_comment_is_code() -> None:
+    text = 'Here is a code block:\n```python\n# TOOL_CALL: {"tool": "delegate_task", "params": {}}\nprint("hi")\n```\nDone.'
+    assert _calls(text, [DELEGATE]) == []

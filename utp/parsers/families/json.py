@@ -111,6 +111,9 @@ _JSON_PUNCTUATION = re.compile(r"[{\[\"]")
 #: a line holding nothing but a marker before the JSON: a bracketed one (``[ACTION] {...}``) or a label in
 #: capitals a client's prompt asks for (``TOOL_CALL: {...}``, holmium's protocol), not a sentence's lead-in
 _MARKER_LINE = re.compile(r"[ \t]*+(?:" + BRACKET_MARKER + r"|[A-Z][A-Z0-9_]{2,40}+:)[ \t]*+\Z")
+#: such a label with an underscore in it (``TOOL_CALL:``), a protocol's token rather than a word, ending a
+#: line after other text (``Done. TOOL_CALL: {...}``, holmium's agents write it so)
+_PROTOCOL_LABEL_ENDS = re.compile(r"(?<![\w])[A-Z][A-Z0-9]{0,20}+_[A-Z0-9_]{1,20}+:[ \t]*+\Z")
 #: what may still grow into a call-shaped start (streaming: wait for more text)
 _GROWABLE = {"{": re.compile(r"\s*\\?[\"']?"), "[": re.compile(r"\s*(?:\{\s*[\"']?)?")}
 
@@ -264,7 +267,7 @@ class JsonFamily(CallFamily):
             return "start"
         line_start = before.rfind("\n")
         line = before[line_start + 1 :]
-        if _MARKER_LINE.match(line):
+        if _MARKER_LINE.match(line) or (_PROTOCOL_LABEL_ENDS.search(line) and not (line_start >= 0 and inside_fence(text, pos - len(before) + line_start))):
             if ctx.has_tools and (plan or names_offered_tool_at(text, pos, ctx, nested=True)):
                 return "own_line"
             if not line.rstrip().endswith(":"):
