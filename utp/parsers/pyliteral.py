@@ -37,6 +37,9 @@ _ASSIGNMENT_SHAPE = re.compile(r"[{,]\s*[A-Za-z_][A-Za-z0-9_]*[ \t]*=(?!=)")
 class LiteralError(ValueError):
     """Source that is not a plain literal (or call of literals); says what and where."""
 
+    #: the index of a closing bracket Python found no opener for (``[f(a=1))]``), when that is the error
+    stray_closer_at: int | None = None
+
 
 class UnrepresentableLiteral(LiteralError):
     """A Python literal no JSON value spells (bytes, complex, ``1e999``): a value, not code."""
@@ -96,7 +99,16 @@ def parse_expression(source: str, mode: str = "eval") -> ast.AST:
             return ast.parse(source, mode=mode)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
         where = f" (line {exc.lineno}, column {exc.offset})" if isinstance(exc, SyntaxError) and exc.lineno else ""
-        raise LiteralError(f"not valid Python literal syntax{where}: {getattr(exc, 'msg', exc)}") from None
+        error = LiteralError(f"not valid Python literal syntax{where}: {getattr(exc, 'msg', exc)}")
+        if isinstance(exc, SyntaxError) and exc.lineno and exc.offset and _STRAY_CLOSER.match(exc.msg or ""):
+            error.stray_closer_at = sum(len(line) + 1 for line in source.split("\n")[: exc.lineno - 1]) + exc.offset - 1
+        raise error from None
+
+
+#: Python's words for a closing bracket that closes nothing open, or not the innermost opener
+_STRAY_CLOSER = re.compile(r"closing parenthesis '[)\]}]' does not match|unmatched '[)\]}]'")
+#: the repair dropping such brackets records
+STRAY_CLOSER = "dropped a closing bracket that closes nothing"
 
 
 def repair_brace_assignments(source: str) -> str | None:
@@ -300,7 +312,7 @@ def parse_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawCal
             return calls, restore(calls, names)
         fixed = repair_brace_assignments(stripped)
         if fixed is None:
-            raise first_error
+            return _without_stray_closers(stripped, mode, first_error)
         try:
             calls = _calls_from_tree(parse_expression(fixed, mode))
         except LiteralError:
@@ -308,6 +320,22 @@ def parse_calls(source: str, *, one_per_line: bool = False) -> tuple[list[RawCal
         return calls, ["key=value inside braces read as object entries"]
     except RecursionError:
         raise LiteralError("call nested too deeply") from None
+
+
+def _without_stray_closers(source: str, mode: str, first_error: LiteralError) -> tuple[list[RawCall], list[str]]:
+    """The calls once one or two closing brackets that close nothing are dropped (``[f(a=1))]``,
+    ``[f(a={…}])]``: small models' replies in BFCL runs), or ``first_error``."""
+    error = first_error
+    for _ in range(2):
+        at = error.stray_closer_at
+        if at is None or not 0 <= at < len(source) or source[at] not in ")]}":
+            break
+        source = source[:at] + source[at + 1 :]
+        try:
+            return _calls_from_tree(parse_expression(source, mode)), [STRAY_CLOSER]
+        except LiteralError as again:
+            error = again
+    raise first_error
 
 
 @dataclass

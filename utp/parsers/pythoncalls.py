@@ -36,7 +36,11 @@ def bracket_end(text: str, start: int, limit: int) -> int:
 
     Quotes are honoured (a ``]`` inside a string does not close anything).
     The scan jumps between brackets and quotes with a compiled pattern and
-    skips string bodies in one match, so ordinary text costs C speed.
+    skips string bodies in one match, so ordinary text costs C speed. When
+    the bracket that brings the count back to zero is of another kind than
+    the opener (``[f(a=1))]``: a small model's stray ``)``), the opener's own
+    closer right after it (past blanks and closers only) ends the span: the
+    reader then drops the stray one, recorded.
     """
     if find_forward(text, _CLOSING[text[start]], start) == -1:
         return -1  # nothing could ever close it: truncated, no scan needed
@@ -56,8 +60,23 @@ def bracket_end(text: str, start: int, limit: int) -> int:
             continue
         depth += 1 if ch in "([{" else -1
         if depth == 0:
-            return i + 1
+            return i + 1 if ch == _CLOSING[text[start]] else _own_closer_after(text, start, i + 1)
         i += 1
+
+
+#: how far past a closer of the wrong kind the opener's own closer is looked for
+_STRAY_RUN = 8
+
+
+def _own_closer_after(text: str, start: int, end: int) -> int:
+    """``end``, or just past the opener's own closer when only blanks and closers stand before it."""
+    closer = _CLOSING[text[start]]
+    for at in range(end, min(len(text), end + _STRAY_RUN)):
+        if text[at] == closer:
+            return at + 1
+        if text[at] not in ")]} \t":
+            break
+    return end
 
 
 def read_calls(
