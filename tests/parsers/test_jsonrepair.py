@@ -317,3 +317,18 @@ def test_typographic_quotes_delimit_strings_and_inner_single_ones_are_text() -> 
     value, repairs = loads_lenient("{\u201ccmd\u201d: \u201cecho \u2018x\u2019\u201d, \u201cn\u201d: 2}")
     assert value == {"cmd": "echo \u2018x\u2019", "n": 2}
     assert TYPOGRAPHIC_QUOTES in repairs
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a Qwen2.5-Coder reply under MLX (a Rust agent's adapter tests): Python's escape inside JSON
+        (r'{"replace": "raise TypeError(\'Bag\')\nnext line"}', {"replace": "raise TypeError('Bag')\nnext line"}),
+        (r'{"a": "it\'s", "b": "C:\Users\me"}', {"a": "it's", "b": "C:\\Users\\me"}),  # a Windows path keeps its backslashes
+        (r'{"a": "x \\\'y"}', {"a": "x \\'y"}),  # an escaped backslash, then an escaped apostrophe
+    ],
+)
+def test_an_escaped_apostrophe_in_a_json_string_is_the_apostrophe(text: str, expected: dict) -> None:
+    value, repairs = loads_lenient(text)
+    assert value == expected
+    assert "read \\' as an apostrophe" in repairs

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 
 from utp.parsers.jsonrepairnames import (
-    CONTROL_CHARS, INNER_QUOTES, SINGLE_QUOTES, STRAY_OPENING_QUOTE, STRING_CONCATENATION, TEMPLATE_LITERAL, TYPOGRAPHIC_QUOTES,
+    APOSTROPHE_ESCAPE, CONTROL_CHARS, INNER_QUOTES, SINGLE_QUOTES, STRAY_OPENING_QUOTE, STRING_CONCATENATION, TEMPLATE_LITERAL, TYPOGRAPHIC_QUOTES,
 )
 from utp.parsers.jsonstrings import decoded_string, quoted_string_end
 
@@ -188,6 +188,8 @@ class LenientStrings:
         text, escaped_controls = decoded_string(raw, quote)
         if escaped_controls:
             self.note(CONTROL_CHARS)
+        if quote == '"' and "\\'" in raw:
+            self.note(APOSTROPHE_ESCAPE)
         return text
 
     # -- objects

@@ -32,6 +32,8 @@ LOOSE_NUMBER = "normalised number literal"
 LONG_NUMBER_AS_TEXT = "kept a number too long to read as its text"
 INNER_QUOTES = "kept unescaped quotes inside a string"
 COMMENTS = "removed comments"
+#: ``"it\\'s"``: JavaScript's and Python's escaped apostrophe inside a JSON string, read as the apostrophe
+APOSTROPHE_ESCAPE = "read \\' as an apostrophe"
 #: a word processor's or chat client's quotes, “…”, as a string's delimiters
 TYPOGRAPHIC_QUOTES = "typographic quotes read as string quotes"
 #: ``[{"name": "f", "arguments": {"a": 1}]``: a closer that belongs to an enclosing container

@@ -3,8 +3,8 @@
 Shared by the lenient reader (:mod:`utp.parsers.jsonlenient`) and the scans
 that must step over strings without decoding them (:mod:`utp.parsers.jsonrepair`,
 Gemma's arguments). A body is decoded as JSON decodes it, except what models
-write that JSON refuses: single quotes, raw control characters, lone
-backslashes (a Windows path written unescaped).
+write that JSON refuses: single quotes, raw control characters, ``\\'`` for an
+apostrophe, lone backslashes (a Windows path written unescaped).
 """
 
 from __future__ import annotations
@@ -38,6 +38,15 @@ def _requote(match: re.Match[str]) -> str:
     return "'" if escaped == "'" else "\\" + escaped
 
 
+#: one escape in a double-quoted body: ``\\'`` is JavaScript's and Python's apostrophe, which JSON
+#: refuses (one of them would make the whole string read as raw text, its ``\\n`` kept as written)
+_ESCAPE = re.compile(r"\\(.)", re.S)
+
+
+def _apostrophe(match: re.Match[str]) -> str:
+    return "'" if match.group(1) == "'" else match.group(0)
+
+
 def has_control(text: str) -> bool:
     return _CONTROL.search(text) is not None
 
@@ -47,7 +56,7 @@ def decoded_string(raw: str, quote: str) -> tuple[str, bool]:
     characters in it had to be escaped first."""
     if "\\" not in raw and not has_control(raw):
         return raw, False
-    escaped = _SINGLE_TO_DOUBLE.sub(_requote, raw) if quote == "'" else raw
+    escaped = _SINGLE_TO_DOUBLE.sub(_requote, raw) if quote == "'" else _ESCAPE.sub(_apostrophe, raw) if "\\'" in raw else raw
     controls = has_control(escaped)
     if controls:
         escaped = escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
@@ -55,4 +64,4 @@ def decoded_string(raw: str, quote: str) -> tuple[str, bool]:
         return json.loads(f'"{escaped}"'), controls
     except ValueError:
         # Lone backslashes (Windows paths written unescaped): keep them literally.
-        return raw.replace('\\"', '"'), controls
+        return (raw if quote == "'" else _ESCAPE.sub(_apostrophe, raw)).replace('\\"', '"'), controls

@@ -267,7 +267,9 @@ class JsonFamily(CallFamily):
             return "start"
         line_start = before.rfind("\n")
         line = before[line_start + 1 :]
-        if _MARKER_LINE.match(line) or (_PROTOCOL_LABEL_ENDS.search(line) and not (line_start >= 0 and inside_fence(text, pos - len(before) + line_start))):
+        labelled = _PROTOCOL_LABEL_ENDS.search(line) is not None  # (a comment in a code fence is code's)
+        labelled = labelled and not (line_start >= 0 and inside_fence(text, pos - len(before) + line_start))
+        if _MARKER_LINE.match(line) or labelled:
             if ctx.has_tools and (plan or names_offered_tool_at(text, pos, ctx, nested=True)):
                 return "own_line"
             if not line.rstrip().endswith(":"):
