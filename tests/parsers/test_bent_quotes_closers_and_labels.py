@@ -135,29 +135,30 @@ def test_a_return_type_outside_the_call_tokens_stays_prose() -> None:
 
 # --- DeepSeek's token with ASCII bars spaced inside ------------------------------------------------------
 
-def test_ascii_bars_with_blanks_inside_the_dsml_token() -> None:
-    text = (
-        "Cek keduanya.\n\n<| DSML | tool_calls>\n<| DSML | invoke name=\"exec\">\n"
-        '<| DSML | parameter name="host" string="true">vps</| DSML | parameter>\n'
-        "</| DSML | invoke>\n</| DSML | tool_calls>"
-    )
+@pytest.mark.parametrize(
+    ("text", "expected", "content"),
+    [
+        (
+            "Cek keduanya.\n\n<| DSML | tool_calls>\n<| DSML | invoke name=\"exec\">\n"
+            '<| DSML | parameter name="host" string="true">vps</| DSML | parameter>\n'
+            "</| DSML | invoke>\n</| DSML | tool_calls>",
+            [("exec", {"host": "vps"})],
+            "Cek keduanya.",
+        ),
+        (  # IAmiGOI/Module-Engine's guide tests: the tokenizer's bars, ``<｜ DSML ｜invoke``, two invokes
+            '<\uff5c DSML \uff5ctool_calls><\uff5c DSML \uff5cinvoke name="exec"><\uff5c DSML \uff5cparameter name="host" string="true">vps'
+            '</\uff5c DSML \uff5cparameter></\uff5c DSML \uff5cinvoke><\uff5c DSML \uff5cinvoke name="exec"><\uff5c DSML \uff5cparameter '
+            'name="host" string="true">db</\uff5c DSML \uff5cparameter></\uff5c DSML \uff5cinvoke></\uff5c DSML \uff5ctool_calls>',
+            [("exec", {"host": "vps"}), ("exec", {"host": "db"})],
+            "",
+        ),
+    ],
+)
+def test_bars_with_blanks_inside_the_dsml_token(text: str, expected: list, content: str) -> None:
     parsed = parse_response(text, tools=TOOLS)
-    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("exec", {"host": "vps"})]
-    assert parsed.content == "Cek keduanya."
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == expected
+    assert parsed.content == content
     assert_every_cut_matches(text, TOOLS, step=13)
-
-
-def test_the_tokenizers_bars_with_blanks_inside_the_dsml_token() -> None:
-    """IAmiGOI/Module-Engine's guide tests: ``<｜ DSML ｜invoke``, two invokes in one block."""
-    text = (
-        '<\uff5c DSML \uff5ctool_calls><\uff5c DSML \uff5cinvoke name="exec"><\uff5c DSML \uff5cparameter name="host" string="true">vps'
-        '</\uff5c DSML \uff5cparameter></\uff5c DSML \uff5cinvoke><\uff5c DSML \uff5cinvoke name="exec"><\uff5c DSML \uff5cparameter '
-        'name="host" string="true">db</\uff5c DSML \uff5cparameter></\uff5c DSML \uff5cinvoke></\uff5c DSML \uff5ctool_calls>'
-    )
-    parsed = parse_response(text, tools=TOOLS)
-    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("exec", {"host": "vps"}), ("exec", {"host": "db"})]
-    assert parsed.content == ""
-    assert_every_cut_matches(text, TOOLS, step=17)
 
 
 def test_the_spaced_token_in_prose_is_prose() -> None:
