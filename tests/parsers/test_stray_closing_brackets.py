@@ -58,3 +58,34 @@ def test_the_list_ends_at_the_bracket_its_opener_waits_for() -> None:
 def test_prose_with_a_stray_parenthesis_stays_prose() -> None:
     text = "The options are (a) weather, b) time and [c) news]."
     assert parse_response(text, tools=TOOLS).tool_calls == []
+
+
+# --- Mistral Small 3.2's calls with [TOOL_CALLS] and [ARGS] stripped; GLM-4's name-and-object pairs ------------
+
+SPOTIFY = Tool("spotify_play", parameters={"type": "object", "properties": {"artist": {"type": "string"}, "duration": {"type": "integer"}}})
+RESEARCH = Tool("research", parameters={"type": "object", "properties": {"query": {"type": "string"}}})
+
+
+def test_calls_glued_one_after_another_with_their_tokens_stripped() -> None:
+    """aaronwu's BFCL results: Mistral-Small-3.2-24B served with special tokens skipped."""
+    text = 'spotify_play{"artist": "Taylor Swift", "duration": 20}spotify_play{"artist": "Maroon 5", "duration": 15}'
+    result = parse_response(text, tools=[SPOTIFY])
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [
+        ("spotify_play", {"artist": "Taylor Swift", "duration": 20}),
+        ("spotify_play", {"artist": "Maroon 5", "duration": 15}),
+    ]
+    assert result.content == ""
+    assert_every_cut_matches(text, [SPOTIFY], step=9)
+
+
+def test_a_glued_name_no_tool_has_ends_nothing() -> None:
+    assert parse_response('spotify_play{"artist": "A"}unknown{"artist": "B"}', tools=[SPOTIFY]).tool_calls == []
+
+
+def test_glm4_name_and_object_pairs_one_after_another() -> None:
+    """tangefly/LMInfer's tests: GLM-4-0414 writes each call as its name's line, then its arguments."""
+    text = 'get_weather\n{"city": "北京"}\nresearch\n{"query": "q"}'
+    result = parse_response(text, tools=[WEATHER, RESEARCH])
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [("get_weather", {"city": "北京"}), ("research", {"query": "q"})]
+    assert_every_cut_matches(text, [WEATHER, RESEARCH], step=7)
+    assert parse_response('get_weather\n{"city": "北京"}\nThat is the call.', tools=[WEATHER, RESEARCH]).tool_calls == []

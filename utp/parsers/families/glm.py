@@ -200,23 +200,30 @@ class GlmFamily(KeyValueFamily):
         return Extraction(end, [call], diagnostics, final=True)
 
     def _name_line_answer(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        """GLM-4's ``NAME\n{...}``: the whole answer, for an offered tool."""
+        """GLM-4's ``NAME\n{...}``: the whole answer, for an offered tool; several such pairs, one
+        after another, for several calls (GLM-4-0414's parallel calls)."""
         if pos not in call_list_starts(text):
             return None
-        body = skip_space(text, pos + len(trigger))
-        if not text.startswith("{", body):
-            return None
-        got = read_json_at(text, body)
-        if got is None or not isinstance(got[0], dict) or skip_space(text, got[1]) < len(text):
-            return None  # the answer is more than the call: prose that starts with a tool's name
-        value, _, repairs = got
-        name = trigger[:-1]
-        inner = announced_call_arguments(value, name, ctx.tool(name))
-        if inner is not None:
-            value, repairs = inner, [*repairs, ANNOUNCED_CALL]
+        calls: list[ToolCall] = []
         diagnostics: list[Diagnostic] = []
-        call = make_call(self.name, name, value, text[pos:], pos, repairs, diagnostics)
-        return Extraction(len(text), [call], diagnostics)
+        name, at = trigger[:-1], pos
+        while True:
+            body = skip_space(text, at + len(name))
+            got = read_json_at(text, body) if text.startswith("{", body) else None
+            if got is None or not isinstance(got[0], dict):
+                return None
+            value, end, repairs = got
+            inner = announced_call_arguments(value, name, ctx.tool(name))
+            if inner is not None:
+                value, repairs = inner, [*repairs, ANNOUNCED_CALL]
+            calls.append(make_call(self.name, name, value, text[at:end], at, repairs, diagnostics))
+            at = skip_space(text, end)
+            if at >= len(text):
+                return Extraction(len(text), calls, diagnostics)
+            following = _NEXT_NAME_LINE.match(text, at)
+            if following is None or ctx.tool(following.group(1)) is None:
+                return None  # the answer is more than calls: prose that starts with a tool's name
+            name = following.group(1)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         if trigger.endswith(KEY) or (trigger not in _OWN and text.startswith(KEY, skip_space(text, pos + len(trigger)))):
@@ -235,6 +242,8 @@ class GlmFamily(KeyValueFamily):
         return render_key_value(calls, SYNTAX)
 
 
+#: the next call's name line in an answer of GLM-4 name-and-object pairs
+_NEXT_NAME_LINE = re.compile(r"([^\s<>{}\[\]\"']{1,128}+)[ \t]*+\r?\n")
 #: one key/value pair (blanks around): the key's tags, then the value's
 _PAIR = re.compile(r"\s*+<arg_key>[^<]{1,256}+</arg_key>\s*+<arg_value>")
 #: the scan lookahead after ``NAME<arg_key>``: the rest of a first pair's opening (a flood of

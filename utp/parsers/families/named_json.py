@@ -102,6 +102,11 @@ _CALL_LINE = re.compile(
 )
 #: what may follow the object on its line
 _LINE_TAIL = re.compile(r"[ \t]*+(" + BRACKET_MARKER + r")?[ \t]*+")
+#: the next call glued to this one's closing brace (``f{…}g{…}``: Mistral Small 3.2's
+#: ``[TOOL_CALLS]f[ARGS]{…}[TOOL_CALLS]g[ARGS]{…}`` with its special tokens stripped), and such a name
+#: still being written (a stream waits for it)
+_GLUED_NEXT = re.compile(r"([A-Za-z_][\w.\-]{0,127}+)\{")
+_GLUED_NEXT_SO_FAR = re.compile(r"[A-Za-z_][\w.\-]{0,127}+")
 #: an object's opening as a call line writes it: a quoted key or nothing (a cheap test before a read)
 _OBJECT_OPEN = re.compile(r'\{\s*+(?:("(?:[^"\\\n]|\\.){0,128}+")|\})')
 #: a closing marker cut off by the text's end (a stream waits for the rest)
@@ -148,13 +153,13 @@ class NamedJsonFamily(CallFamily):
             return None
         start = _GAP.match(text, pos + len(name)).end()  # type: ignore[union-attr]
         if trigger[-1] == ":" and text.startswith(('"', "["), start):
-            return self._sole_value(text, pos, start, tool)
+            return self._sole_value(text, pos, start, tool, ctx)
         opening = _OBJECT_OPEN.match(text, start)
         if opening is None and trigger[-1] == "{":
             return _glued_lenient(self.name, text, pos, start, tool)
         if opening is None or not _first_key_declared(opening.group(1), tool.properties):
             return None
-        read = _line_value(text, pos, start, name)
+        read = _line_value(text, pos, start, name, ctx)
         if read is None and trigger[-1] == "{":
             return _glued_lenient(self.name, text, pos, start, tool)  # JSON that needs a repair, glued to the name
         if read is None or type(read[0]) is not dict or not declares_all(read[0], tool):
@@ -162,14 +167,14 @@ class NamedJsonFamily(CallFamily):
         call = make_call(self.name, tool.name, read[0], text[pos : read[1]], pos)
         return Extraction(read[1], [call])
 
-    def _sole_value(self, text: str, pos: int, start: int, tool: Tool) -> Extraction | None:
+    def _sole_value(self, text: str, pos: int, start: int, tool: Tool, ctx: ParseContext) -> Extraction | None:
         """``web_search: "old kingdom dates"``, ``create_plan: [{…}, {…}]``: an offered tool of one
         parameter labelled with its name, that parameter's value written alone (a string or a list,
         as that parameter's type says), on a call line as an object would be (sessions-android's test)."""
         if len(tool.properties) != 1:
             return None
         key = next(iter(tool.properties))
-        read = _line_value(text, pos, start, tool.name)
+        read = _line_value(text, pos, start, tool.name, ctx)
         if read is None or not _fits(read[0], tool.properties[key]):
             return None
         diagnostics: list[Diagnostic] = []
@@ -213,8 +218,10 @@ class NamedJsonFamily(CallFamily):
                 return len(text) - start > _MAX_OBJECT
         tail = _LINE_TAIL.match(text, end)
         assert tail is not None
-        if tail.end() >= len(text) or _MARKER_SO_FAR.fullmatch(text, tail.end()):
+        if tail.end() >= len(text) or _MARKER_SO_FAR.fullmatch(text, tail.end()) or _GLUED_NEXT_SO_FAR.fullmatch(text, end):
             return False
+        if _GLUED_NEXT.match(text, end):
+            return True  # decided by the glued name: an offered tool's or not
         if text[tail.end()] not in "\r\n" or tail.group(1) is not None:
             return True
         return marked
@@ -223,7 +230,7 @@ class NamedJsonFamily(CallFamily):
         return "\n".join(f"{call.name} {json.dumps(call.arguments, ensure_ascii=False)}" for call in calls)
 
 
-def _line_value(text: str, pos: int, start: int, name: str) -> tuple[object, int] | None:
+def _line_value(text: str, pos: int, start: int, name: str, ctx: ParseContext) -> tuple[object, int] | None:
     """The JSON value at ``start`` on the call line whose name is at ``pos``, and where the line's call ends;
     None unless the line is placed as a call line is (see the module docstring)."""
     marked = _line_start(text, pos)
@@ -238,7 +245,8 @@ def _line_value(text: str, pos: int, start: int, name: str) -> tuple[object, int
     tail = _LINE_TAIL.match(text, read[1])
     assert tail is not None
     if tail.end() < len(text) and text[tail.end()] not in "\r\n":
-        return None
+        glued = _GLUED_NEXT.match(text, read[1])
+        return (read[0], read[1]) if glued is not None and ctx.tool(glued.group(1)) is not None else None
     if not marked and tail.group(1) is None and trailing_name_lines(text) > _next_line(text, tail.end()):
         return None  # unmarked, and prose follows: an example, not the answer's call
     return read[0], tail.end()
@@ -307,6 +315,8 @@ def _first_key_declared(quoted_key: str | None, properties: dict) -> bool:
 def _line_start(text: str, pos: int) -> bool | None:
     """Does the name at ``pos`` start its line (None: no), and is the line marked (a bracketed marker
     before the name on its line, or alone on the line before)?"""
+    if pos > 0 and text[pos - 1] == "}":
+        return True  # glued to the object before it: the next call of a run (``f{…}g{…}``)
     low = max(0, pos - _LOOKBACK)
     newline = text.rfind("\n", low, pos)
     if newline < 0 and low > 0:
