@@ -125,3 +125,12 @@ def test_markers_whose_colons_were_left_out(text: str) -> None:
 @pytest.mark.parametrize("text", ["The ✿FUNCTION✿ marker names the tool.", "✿FUNCTION✿run_command is the marker", "✿FUNCTION✿run command\n✿ARGS✿{}"])
 def test_without_the_colon_only_the_glued_name_and_the_next_lines_input_make_a_call(text: str) -> None:
     assert parse_response(text).tool_calls == []
+
+
+def test_a_name_alone_ending_the_output_calls_a_tool_that_takes_nothing() -> None:
+    """palindrome-rl/AGENT8088's tests: ``✿FUNCTION✿: git_status`` and nothing after it."""
+    status = Tool("git_status")
+    text = "✿FUNCTION✿: git_status"
+    assert [(c.name, c.arguments) for c in parse_response(text, tools=[status]).tool_calls] == [("git_status", {})]
+    assert_every_cut_matches(text, [status], step=5)
+    assert parse_response("✿FUNCTION✿: get_weather", tools=TOOLS).tool_calls == []  # it takes a city: cut off

@@ -82,6 +82,10 @@ class QwenAgentFamily(CallFamily):
             cursor = skip_space(text, end)
         if _undecided(text, cursor):
             # the text ends before the next marker is complete: a stream waits for it
+            tool = ctx.tool(name)
+            if not calls and cursor >= len(text) and tool is not None and not tool.properties:
+                # an offered tool that takes nothing: its name alone is the whole call (AGENT8088's ``git_status``)
+                return Extraction(len(text), [make_call(self.name, name, {}, text[pos:end], pos)], diagnostics, provisional=True)
             if not calls:
                 return unreadable(self.name, text, pos, len(text), f"output ended before the input of {name!r}", kind=DiagnosticKind.TRUNCATED)
             return Extraction(len(text), calls, diagnostics)
