@@ -48,6 +48,11 @@ def _identifier_keys(key: str) -> bool:
     return key.isidentifier() and not keyword.iskeyword(key) and unicodedata.normalize("NFKC", key) == key
 
 
+def _identifier_name(name: str) -> bool:
+    """A name the families that write it bare (a header, an attribute, before a parenthesis) can carry."""
+    return re.fullmatch(r"[A-Za-z_][\w.\-]{0,127}", name) is not None
+
+
 #: family -> (why, string predicate (all strings, keys included), top-level key predicate, name predicate)
 WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], Callable[[str], bool]]] = {
     "continue_tool": (
@@ -60,13 +65,13 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         "the name is an identifier written before its parenthesis",
         lambda s: True,
         lambda k: True,
-        lambda n: re.fullmatch(r"[A-Za-z_][\w.\-]{0,127}", n) is not None,
+        _identifier_name,
     ),
     "functionary_legacy": (
         "the recipient is an identifier on its header line; 'all' is the user, not a tool",
         lambda s: True,
         lambda k: True,
-        lambda n: re.fullmatch(r"[A-Za-z_][\w.\-]{0,127}", n) is not None and n != "all",
+        lambda n: _identifier_name(n) and n != "all",
     ),
     "qwen3_coder": (
         "values are raw text up to </parameter>; keys are raw text up to '>' on one line; "
@@ -92,13 +97,13 @@ WIRE_LIMITS: dict[str, tuple[str, Callable[[str], bool], Callable[[str], bool], 
         "quote, not both); the name is an identifier in the opener's quoted attribute",
         _forbid("parameter>", "invoke>"),
         lambda k: 0 < len(k) <= 256 and not set(k) & set("<>\n") and not ('"' in k and "'" in k),
-        lambda n: re.fullmatch(r"[A-Za-z_][\w.\-]{0,127}", n) is not None,
+        _identifier_name,
     ),
     "tool_header": (
         "the name is an identifier in the bracketed header",
         lambda s: True,
         lambda k: True,
-        lambda n: re.fullmatch(r"[A-Za-z_][\w.\-]{0,127}", n) is not None,
+        _identifier_name,
     ),
     "k2_v3": (
         "values are raw text up to </ifm|arg_value> holding no <ifm|arg_key>; keys are trimmed raw text up to </ifm|arg_key>",
