@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.sweeps import sweep_stride
+from tests.support.sweeps import single_cuts, sweep_stride
 
 CORPUS_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 ANNOTATED = CORPUS_DIR / "annotated_outputs.jsonl"
@@ -76,19 +76,20 @@ def streamed_at_cuts(text: str, cuts: list[int], tools: Any = None) -> tuple[str
 
 
 def assert_every_cut_matches(text: str, tools: Any, step: int) -> None:
-    """Every single cut, and every second cut ``step`` apart, streams to the one-shot content and calls.
+    """Cuts at one position, and at two positions ``step`` apart, stream to the one-shot content and calls.
 
     Cuts inside a trigger or a call are where a stream can go wrong (text shown
     that belongs to a call, a call announced early); every single position is
     tried, and pairs at a stride to keep the count quadratic only in ``len/step``
-    (a wider stride under ``make test``, ``step`` itself under ``make test-full``).
+    (``make test-full``; ``make test`` tries every second single position and
+    pairs at a wider stride).
     """
     from utp.parsers import parse_response
 
     parsed = parse_response(text, tools=tools)
     expected = (parsed.content, [(c.name, c.arguments) for c in parsed.tool_calls])
     stride = sweep_stride(step)
-    for a in range(len(text) + 1):
+    for a in single_cuts(len(text)):
         assert streamed_at_cuts(text, [a], tools) == expected, a
         for b in range(a + 1, len(text), stride):
             assert streamed_at_cuts(text, [a, b], tools) == expected, (a, b)

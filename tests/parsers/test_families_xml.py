@@ -190,7 +190,7 @@ def test_qwen3_coder_passes_on_hermes_and_functionary_bodies() -> None:
     assert parsed.tool_calls[0].format == "functionary"
 
 
-@pytest.mark.parametrize("quote", ['"', "'"])
+@pytest.mark.parametrize("quote", ['"', "'", ""])
 def test_qwen3_coder_with_claude_style_parameter_tags(quote: str) -> None:
     """Models mixing the two XML formats write ``<parameter name="k">`` inside ``<function=...>``:
     the value was once dropped, the call run with no arguments."""
@@ -198,6 +198,17 @@ def test_qwen3_coder_with_claude_style_parameter_tags(quote: str) -> None:
     parsed = parse_response(text)
     assert calls_of(parsed) == [("f", {"a": "x", "b": 2})]
     assert f"<parameter name={quote}a{quote}> for <parameter=a>" in parsed.tool_calls[0].repairs
+
+
+def test_qwen3_coder_with_unquoted_claude_style_keys_streams_like_one_shot() -> None:
+    """``<parameter name=path>`` (bog-agents' tests): the key was read as ``name=path``."""
+    text = "Run this.\n<function=grep><parameter name=pattern>MAGIC</parameter><parameter name=path>/tmp</parameter></function>"
+    parsed = parse_response(text)
+    assert calls_of(parsed) == [("grep", {"pattern": "MAGIC", "path": "/tmp"})]
+    assert parsed.content == "Run this."
+    from .conftest import assert_every_cut_matches
+
+    assert_every_cut_matches(text, None, step=11)
 
 
 def test_qwen3_coder_value_that_mentions_a_parameters_tag_is_whole() -> None:

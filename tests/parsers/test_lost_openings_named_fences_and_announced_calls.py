@@ -215,9 +215,18 @@ def test_yaml_lines_in_a_tag_that_are_not_a_call(text: str) -> None:
 # --- call JSON after an acting lead-in, then a new sentence on its line ----------------------------
 
 
-def test_call_json_after_an_acting_lead_in_may_be_followed_by_a_new_sentence() -> None:
-    """The object had to end its line; "Done." after it on the same line left it unread."""
-    text = 'I will do this: {"name": "read", "arguments": {"path": "a"}} Done.'
+@pytest.mark.parametrize(
+    "text",
+    [
+        'I will do this: {"name": "read", "arguments": {"path": "a"}} Done.',  # a new sentence after it
+        # the sentence going on after it, as a call in the middle of a sentence may (codii's test)
+        'I will do this: {"name": "read", "arguments": {"path": "a"}} and then more.',
+        'Let me call this: {"name": "read", "arguments": {"path": "a"}} now.',
+    ],
+)
+def test_call_json_after_an_acting_lead_in_may_be_followed_by_more_text(text: str) -> None:
+    """The object had to end its line; "Done." after it on the same line left it unread, and so did
+    the sentence going on, though a call in the middle of a sentence without the lead-in was read."""
     assert _calls(text) == [("read", {"path": "a"})]
     assert_every_cut_matches(text, TOOLS, step=3)
 
@@ -225,8 +234,11 @@ def test_call_json_after_an_acting_lead_in_may_be_followed_by_a_new_sentence() -
 @pytest.mark.parametrize(
     "text",
     [
-        'I will do this: {"name": "read", "arguments": {"path": "a"}} and then more.',  # the sentence goes on
         'The API response looks like this: {"name": "read", "arguments": {"path": "a"}} Done.',  # a sample
+        'Example: {"name": "read", "arguments": {"path": "a"}} is how a call looks.',  # a sample, the sentence going on
+        'I will do this: {"name": "read"} and then more.',  # no arguments key: not written as a call is
+        'I will do this:\n{"name": "read", "arguments": {"path": "a"}} and then more.',  # the lead-in on a line before
+        'I will do this: {"name": "read", "arguments": {"path": "a",}} and then more.',  # repaired: not as written
     ],
 )
 def test_call_json_in_a_sentence_that_goes_on_or_shows_a_sample(text: str) -> None:

@@ -66,6 +66,16 @@ READ = {
         ("read_file", {"path": "~/data/scan-01.nii", "encoding": "utf-8"}),
         BARE_TEXT,
     ),
+    "unquoted tokens that open as numbers do (ToolACE-8B in a tau-bench run)": (
+        "[send_email(to=Johnr, subject=12345r, body=2024-01-05)]",
+        ("send_email", {"to": "Johnr", "subject": "12345r", "body": "2024-01-05"}),
+        BARE_TEXT,
+    ),
+    "a version, unquoted": (
+        "[configure(count=3, mode=1.2.3)]",
+        ("configure", {"count": 3, "mode": "1.2.3"}),
+        BARE_TEXT,
+    ),
 }
 
 
@@ -90,6 +100,8 @@ STAYS = {
     "code naming variables": "[save(lines), execute(code)]",
     "a bare word as a positional value": "[execute(fast)]",
     "an operator": "[configure(count=5 + 2)]",
+    "an operator after a number, unspaced": "[configure(count=5+2)]",
+    "a number out of range": "[configure(count=1e999)]",
     "an expression for a string": "[execute(code=a * b)]",
     "a call for a value": "[execute(code=run(1))]",
     "unquoted text for a name nobody offered": "[remove(path=~/data/a.nii)]",

@@ -44,3 +44,19 @@ def sweep_size(full: int) -> int:
 def sweep_stride(full: int) -> int:
     """The step of a sweep written to visit every ``full``-th position: wider in quick mode."""
     return full if full_sweeps() else full * QUICK_DIVISOR
+
+
+#: quick mode streams a text cut at every QUICK_CUT_STEP-th position (full mode: at every one)
+QUICK_CUT_STEP = 2
+
+
+def single_cuts(length: int) -> range:
+    """The positions at which a sweep cuts a text of ``length`` characters once.
+
+    Full mode tries every one. Quick mode tries every second, starting from the
+    length's parity, so texts of either parity between them cover both kinds of
+    position; the two ends (no cut at all) are tried by the full sweep in CI.
+    """
+    if full_sweeps():
+        return range(length + 1)
+    return range(length % QUICK_CUT_STEP, length + 1, QUICK_CUT_STEP)

@@ -104,6 +104,7 @@ def elements_to_dict(inner: str, depth: int = 0) -> dict[str, Any]:
     """``<city>Tokyo</city><days>3</days>`` → ``{"city": "Tokyo", "days": 3}`` (JSON values decoded).
 
     An arguments wrapper holding only elements is an object (``<args><k>v</k></args>``),
+    a generic argument element's ``name`` attribute is its key (``<arg name="city">``),
     and a ``type`` attribute types a leaf (``<replicas type="int">1</replicas>``),
     as XML-minded clients write structured arguments; other markup in a value is its text.
     Closing tags are found with remembered forward searches, so a body of
@@ -120,8 +121,22 @@ def elements_to_dict(inner: str, depth: int = 0) -> dict[str, Any]:
         if close < 0:
             pos = opening.end()
             continue
-        out[tag] = _element_value(tag, inner[opening.end() : close], opening.group(2), depth)
+        out[_named_key(tag, opening.group(2)) or tag] = _element_value(tag, inner[opening.end() : close], opening.group(2), depth)
         pos = close + len(tag) + 3
+
+
+#: generic argument elements whose ``name`` attribute is the key: ``<arg name="city" type="string">Paris</arg>``
+#: (a BFCL prompt format's XML calls, as models wrote them)
+_NAMED_ARGUMENT_TAGS = frozenset(("arg", "argument", "param", "parameter"))
+_NAME_ATTRIBUTE = re.compile(r"""\bname\s*=\s*(["'])([^"'<>\n]{1,100})\1""")
+
+
+def _named_key(tag: str, attributes: str) -> str | None:
+    """The key a generic argument element names by attribute (``<arg name="city">``), else None."""
+    if tag not in _NAMED_ARGUMENT_TAGS or not attributes:
+        return None
+    named = _NAME_ATTRIBUTE.search(attributes)
+    return named.group(2) if named is not None else None
 
 
 def _element_value(tag: str, body: str, attributes: str, depth: int) -> Any:

@@ -1,4 +1,5 @@
-"""The bodies of a Hermes-style call tag that are not JSON: a Python-style call, or an element naming the tool.
+"""The bodies of a Hermes-style call tag that are not JSON: a Python-style call, an element naming the tool,
+YAML lines, or the call's JSON serialised once more as a JSON string.
 
 ``hermes`` reads a tag's JSON itself and hands these two here: models tuned on
 pythonic data keep the tags around their habit, and models shown Cline-style XML
@@ -7,18 +8,20 @@ tools write the tool as an element inside them.
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 
 from utp.parsers.base import STREAM_LOOKAHEAD, Extraction, ParseContext
-from utp.parsers.callshape import build_call, unparseable
-from utp.parsers.elements import NAME_ELEMENTS, OPEN_ELEMENT, child_elements
+from utp.parsers.callshape import build_call, calls_from_value, unparseable
+from utp.parsers.elements import NAME_ELEMENTS, OPEN_ELEMENT, child_elements, named_element_call
 from utp.parsers.familykit import make_call, unreadable
+from utp.parsers.jsonrepairnames import DOUBLE_ENCODED
 from utp.parsers.pyliteral import LiteralError
 from utp.parsers.pythoncalls import MAX_SPAN, any_name, bracket_end, build_python_calls, names_offered_tool, read_calls
 from utp.parsers.textscan import find_forward, skip_space
 from utp.parsers.yamlarguments import yaml_arguments
-from utp.types import Diagnostic, DiagnosticKind
+from utp.types import Diagnostic, DiagnosticKind, ToolCall
 
 #: a Python-style call opening a tag's body: ``get_weather(``
 PYTHON_CALL_HEAD = re.compile(r"([A-Za-z_][\w.]{0,256})[ \t]*\(")
@@ -134,11 +137,27 @@ def named_element_body(family: str, text: str, pos: int, cursor: int, opener: st
             return None
         reason = f"{family}: output ended inside <{name}>"
         return Extraction(len(text), [], [Diagnostic(DiagnosticKind.TRUNCATED, reason, text[pos : pos + 300], family, pos)])
+    element_end = element_close + len(name) + 3
+    if name in _CALL_WRAPPERS:  # ``<tool_call><function_call><name>f</name><arguments>…``: the call wrapped twice
+        try:
+            wrapped = named_element_call(text, element.end(), element_close, element_close)
+        except ValueError as exc:
+            return Extraction(element_end, [], [unparseable(family, str(exc), text[pos:element_end], pos)])
+        if wrapped is not None:
+            return _closed_by(closer, text, element_end, *build_call(wrapped[0], wrapped[1], family, text[pos:element_end], [*wrapped[2], f"the call wrapped again in <{name}>"]))
     arguments = child_elements(text[element.end() : element_close])
     if arguments is None:
         return None  # prose or markup inside the element: not arguments
-    element_end = element_close + len(name) + 3
     call, diagnostics = build_call(name, arguments, family, text[pos:element_end])
+    return _closed_by(closer, text, element_end, call, diagnostics)
+
+
+#: call tags a model may write inside another call tag, the name and arguments as their elements
+_CALL_WRAPPERS = frozenset(("function_call", "tool_call", "tool_use", "invoke", "call"))
+
+
+def _closed_by(closer: str, text: str, element_end: int, call: ToolCall | None, diagnostics: list[Diagnostic]) -> Extraction:
+    """The call read from an element inside a call tag, its span taking the tag's closer when it follows."""
     if call is None:
         return Extraction(element_end, [], diagnostics)
     after = skip_space(text, element_end, len(text))
@@ -188,3 +207,30 @@ def yaml_body(family: str, text: str, pos: int, cursor: int, close: int, closer:
     call = make_call(family, tool.name, arguments, text[pos:end], pos, ["the call written as YAML"], diagnostics)
     return Extraction(end, [call], diagnostics)
 
+
+
+#: how a body written as one JSON string holding the call's JSON begins (``"{\\"name\\": …``); a stream
+#: decides such a tag by its closer
+QUOTED_JSON_START = re.compile(r'"\s*+[{\[]')
+_DECODER = json.JSONDecoder()
+
+
+def quoted_json_body(family: str, text: str, pos: int, cursor: int, close: int, closer: str) -> Extraction | None:
+    """``<tool_call>"{\\"name\\": \\"f\\", …}"</tool_call>``: the call's JSON serialised once more.
+
+    A model that saw calls travel as strings (arguments are a JSON string on
+    OpenAI's wire) may encode the whole call the same way. The body up to the
+    closer must be exactly one JSON string whose text is call-shaped JSON; the
+    decoding is recorded as a repair. Only in a closed tag: a stream waits.
+    """
+    if close < 0:
+        return None
+    try:  # decoded in place: a flood of such openers before one closer costs no copy of the text each
+        inner, end = _DECODER.raw_decode(text, cursor)
+        if end > close or skip_space(text, end, close) < close:
+            return None
+        value = json.loads(inner) if type(inner) is str and inner.lstrip()[:1] in ("{", "[") else None
+    except ValueError:
+        return None
+    found = calls_from_value(value, family, text[cursor:end], [DOUBLE_ENCODED]) if value is not None else None
+    return Extraction(close + len(closer), *found) if found is not None and found[0] else None

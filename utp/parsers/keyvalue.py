@@ -106,6 +106,32 @@ def _words_not_a_name(name: str, text: str, after: int, syntax: KeyValueSyntax, 
     )
 
 
+def _key_start(text: str, cursor: int, syntax: KeyValueSyntax, repairs: list[str]) -> tuple[int, int | None]:
+    """Where the key at ``cursor`` starts (-1: no key there), and where it ends when its opener was left out."""
+    if text.startswith(syntax.key, cursor):
+        return cursor + len(syntax.key), None
+    lost = _key_without_opener(text, cursor, syntax)
+    if lost is None:
+        return -1, None
+    repairs.append(f"{syntax.key} supplied before the key {text[cursor:lost]!r}")  # ``limit</arg_key>``
+    return cursor, lost
+
+
+def _key_without_opener(text: str, cursor: int, syntax: KeyValueSyntax) -> int | None:
+    """Where the key at ``cursor`` ends when it was written without its opening tag (``limit</arg_key>``,
+    GLM's pairs in TensorFold's tests): one word, then the key's closer and a value's opener."""
+    if not syntax.value:
+        return None
+    word = _BARE_KEY.match(text, cursor)
+    if word is None or not text.startswith(syntax.key_end, word.end()) or not text.startswith(syntax.value, skip_space(text, word.end() + len(syntax.key_end))):
+        return None
+    return word.end()
+
+
+#: a key written bare: one word of a key's characters
+_BARE_KEY = re.compile(r"""[^\s<>{}\[\]"'=]{1,256}+""")
+
+
 def _call_ends(text: str, cursor: int, after_value: bool, syntax: KeyValueSyntax, repairs: list[str]) -> tuple[int, bool] | None:
     """Does the call end at ``cursor``: ``(end, final)``? Its closer; the output's end right after a
     whole value (a repair: only the closer is missing); or the next call's opener where this call's
@@ -272,7 +298,8 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
             end, final = ending
             break
         after_value = False
-        if not text.startswith(syntax.key, cursor):
+        key_start, lost = _key_start(text, cursor, syntax, repairs)
+        if key_start < 0:
             close = find_forward(text, syntax.close, cursor)
             if close == -1:
                 return unreadable(
@@ -281,14 +308,14 @@ def read_key_value_call(family: str, text: str, pos: int, ctx: ParseContext, syn
             repairs.append(f"ignored text outside {syntax.key}/{syntax.value} at offset {cursor}")
             cursor = close
             continue
-        key_end = find_forward(text, syntax.key_end, cursor + len(syntax.key))
-        if syntax.special_tokens and (stop := _first_stop(text, cursor + len(syntax.key), key_end, syntax.stops)) >= 0:
-            repairs.append(f"dropped the unfinished key {text[cursor + len(syntax.key) : stop].strip()!r}")
+        key_end = lost if lost is not None else find_forward(text, syntax.key_end, key_start)
+        if syntax.special_tokens and (stop := _first_stop(text, key_start, key_end, syntax.stops)) >= 0:
+            repairs.append(f"dropped the unfinished key {text[key_start:stop].strip()!r}")
             cursor = stop
             continue
         if key_end == -1:
             return unreadable(family, text, pos, len(text), f"unclosed {syntax.key} in call to {name!r}", kind=DiagnosticKind.TRUNCATED)
-        key = text[cursor + len(syntax.key) : key_end].strip()
+        key = text[key_start:key_end].strip()
         schema = property_schema(tool, key)
         if not syntax.value:  # the value is the text up to its closer, leading space included
             value_start = key_end + len(syntax.key_end)

@@ -20,7 +20,9 @@ name already says are calls:
   as a dict's key (``{a: 2}``, JavaScript's object literal) that word; so is
   unquoted text with no operator or bracket in it (``to=john.doe@example.com``,
   ``body=Let's meet at 10 AM``, ``path=~/data/a.nii``: Gemma 3 under BFCL's
-  prompt writes such values), up to the next ``, name=`` or the call's end;
+  prompt writes such values), up to the next ``, name=`` or the call's end,
+  and a token that opens as a number but is none (``zip=12345r``,
+  ``date=2024-01-05``: ToolACE-8B in a tau-bench run);
 * a keyword argument written ``name: value`` (Swift's and TypeScript's way,
   which small models bring into ``get_weather(city: "Paris")``) is
   ``name=value``, unless its value is a bare type name (``city: str`` is a
@@ -67,6 +69,9 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 #: opening as a number does (``1e999`` is no number, not text); it ends
 #: where the next ``, name=`` or the call's end follows (lazily, so the first such place)
 _BARE_TEXT = re.compile(r"""[^\s\d'"()\[\]{}=+*<>,;\\](?:[^\n()\[\]{}=+*<>,;"\\]|,(?![ \t]*+[A-Za-z_]\w*+[ \t]*+=)){0,500}?(?=[ \t]*+(?:,|\)))""")
+#: an unquoted token that opens as a number does but goes on as no number can (``12345r``, ``2024-01-05``,
+#: ``1.2.3``, ``10:30``): text, where a bare word may stand; no operator but the hyphen, no space
+_DIGIT_LED_TEXT = re.compile(r"\d[\w.:/@\-]*+")
 _NUMBER = re.compile(r"[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _PREFIX = re.compile(r"[rRbBuUfF]{0,2}(?=['\"])")
 _SPACE = re.compile(r"\s*")
@@ -189,6 +194,11 @@ class _Reader:
         if head == "{":
             return self.mapping(depth)
         number = _NUMBER.match(text, at)
+        if bare_word and number is not None and (token := _DIGIT_LED_TEXT.match(text, at)) is not None and token.end() > number.end():
+            if _CONTINUES[place].match(text, token.end()) is not None:  # ``zip=12345r``, ``date=2024-01-05``: no number
+                self.at = token.end()
+                self.note(BARE_TEXT)
+                return token.group()
         if number is not None and number.end() > at:
             value = read_number(number.group().replace("_", ""))
             if value is None:

@@ -28,6 +28,8 @@ PARAMETER_END = "</parameter>"
 MAX_NAME = 256
 #: Anthropic's spelling of a parameter tag, which models mix into Qwen3-Coder's calls
 _NAMED_PARAMETER = re.compile(r"<parameter\s+" + NAME_ATTRIBUTE)
+#: the same with the key unquoted (``<parameter name=path>``, bog-agents' tests): an identifier, then ``>``
+_UNQUOTED_NAMED_PARAMETER = re.compile(r"<parameter\s++name\s*+=\s*+([A-Za-z_][\w.\-]{0,255}+)>")
 #: where a parameter tag starts: ``<parameter=``, Anthropic's ``<parameter name=``, or a nameless ``<parameter>``
 PARAMETER_TAG = re.compile(r"<parameter(?:=|\s+name\s*=|[ \t]*>)")
 #: the output ends inside ``<parameter name=`` (a stream must wait for the rest)
@@ -205,6 +207,9 @@ class _ParameterReader:
             key, quote = named.group("name"), named.group("q")
             self.repairs.append(f"<parameter name={quote}{key}{quote}> for <parameter={key}>")
             return key, named.end(), None
+        if (unquoted := _UNQUOTED_NAMED_PARAMETER.match(text, start)) is not None:
+            self.repairs.append(f"<parameter name={unquoted.group(1)}> for <parameter={unquoted.group(1)}>")
+            return unquoted.group(1), unquoted.end(), None
         at = start + len(PARAMETER)
         if (read := read_name(text, at)) is not None:
             if not text[at].isalnum() and quoted_at(text, at):

@@ -50,11 +50,12 @@ from utp.types import ToolCall
 #: blank each side (``< | DSML | invoke``, as a client that spaces the token out shows it) or inside
 #: the bars only (``<| DSML | invoke``, a Hermes Agent gateway's log of DeepSeek; with the tokenizer's
 #: bars too, ``<｜ DSML ｜invoke``, as Module-Engine's guide tests record it), doubled before and one
-#: spaced after (``<｜｜DSML ｜ invoke``, deepseek-v4-flash's reply in rust_tools' tests); and
+#: spaced after (``<｜｜DSML ｜ invoke``, deepseek-v4-flash's reply in rust_tools' tests), ASCII doubled
+#: with a blank between every two (``< | | DSML | | invoke``, youqiAgent's tests); and
 #: GigaChat 3.5's GCML token, which prefixes the same markup
 MARKS = (
     "\uff5cDSML\uff5c", "|DSML|", "\uff5c\uff5cDSML\uff5c\uff5c", "||DSML||", " | DSML | ", "| DSML |", "\uff5c DSML \uff5c",
-    "\uff5c\uff5cDSML \uff5c",
+    "\uff5c\uff5cDSML \uff5c", " | | DSML | | ",
     "\uff5cGCML\uff5c", "|GCML|",
 )
 _MARK = "(?:" + "|".join(re.escape(mark) for mark in MARKS) + ")"

@@ -75,6 +75,8 @@ _BENT_ELEMENT = re.compile(r"""\s*+<([A-Za-z_][\w.\-]{0,255}+)="([^"\n]{0,4096}+
 _NAME_THEN_ELEMENT = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{1,256}+)\s*+<([A-Za-z_][\w.\-]{0,255}+)>""")
 #: the name and the first key glued, the key's opening tag missing
 _GLUED_KEY = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{2,256}+)</arg_key>""")
+#: the name, a blank, then the first key, its opening tag missing
+_SPACED_KEY = re.compile(r"""[ \t]*+([^\s<>{}\[\]"']{1,256}+)[ \t]++([^\s<>{}\[\]"']{1,256}+)</arg_key>""")
 
 
 @register_family
@@ -140,13 +142,12 @@ class GlmFamily(KeyValueFamily):
         elements = self._element_arguments(text, pos, body, close, ctx) or self._bent_elements(text, pos, body, close, ctx)
         if elements is not None:
             return elements
-        glued = _GLUED_KEY.match(text, body, close)
-        tool = _longest_prefix_tool(glued.group(1), ctx) if glued is not None else None
-        if glued is None or tool is None:
+        split = _first_key_without_opener(text, body, close, ctx)
+        if split is None:
             return None
-        key = glued.group(1)[len(tool) :]
-        mended = OPEN + tool + KEY + key + text[glued.end(1) : close + len(CLOSE)]
-        return _mended(self, mended, pos, ctx, -len(KEY), f"split the key {key!r} off the name {glued.group(1)!r}")
+        tool, key, key_end, repair = split
+        mended = OPEN + tool + KEY + key + text[key_end : close + len(CLOSE)]
+        return _mended(self, mended, pos, ctx, (key_end - body) - len(tool + KEY + key), repair)
 
     def _element_arguments(self, text: str, pos: int, body: int, close: int, ctx: ParseContext) -> Extraction | None:
         """``<tool_call>NAME<city>Paris</city></tool_call>``: each argument an element named by its key.
@@ -266,6 +267,22 @@ def _run_over(text: str, end: int) -> bool:
     """Has the run of pairs ended at ``end`` for good: text follows that cannot become another key?"""
     after = skip_space(text, end)
     return after < len(text) and not KEY.startswith(text[after : after + len(KEY)])
+
+
+def _first_key_without_opener(text: str, body: int, close: int, ctx: ParseContext) -> tuple[str, str, int, str] | None:
+    """The first key written right after the name, its ``<arg_key>`` missing: ``(tool, key, where the key
+    ends, the repair)``. Glued to the name (``send_command_to_shellcommand</arg_key>``), split where an
+    offered tool's name is the longest prefix; or after a blank (``read_file path</arg_key>``,
+    TensorFold's tests), the name an offered tool's."""
+    glued = _GLUED_KEY.match(text, body, close)
+    if glued is not None:
+        tool = _longest_prefix_tool(glued.group(1), ctx)
+        key = glued.group(1)[len(tool) :] if tool is not None else ""
+        return (tool, key, glued.end(1), f"split the key {key!r} off the name {glued.group(1)!r}") if tool is not None else None
+    spaced = _SPACED_KEY.match(text, body, close)
+    if spaced is None or ctx.tool(spaced.group(1)) is None:
+        return None
+    return spaced.group(1), spaced.group(2), spaced.end(2), f"{KEY} supplied before the key {spaced.group(2)!r}"
 
 
 def _longest_prefix_tool(word: str, ctx: ParseContext) -> str | None:

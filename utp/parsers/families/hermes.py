@@ -44,8 +44,11 @@ from typing import Any
 from utp.parsers.base import CallFamily, Extraction, ParseContext, register_family, static_triggers
 from utp.parsers.callshape import ANNOUNCED_CALL, NAME_KEYS, announced_call_arguments, build_call, calls_from_value, repaired_diagnostics, split_call_object, unparseable
 from utp.parsers.elements import ARGUMENT_ELEMENTS, NAME_ELEMENTS, element_names_pattern, named_element_call
-from utp.parsers.hermesbodies import BARE_NAME_THEN_KEY, PYTHON_CALL_HEAD, YAML_NAME_START, absorbs_stray_text, named_element_body, python_body, yaml_body
+from utp.parsers.hermesbodies import (
+    BARE_NAME_THEN_KEY, PYTHON_CALL_HEAD, QUOTED_JSON_START, YAML_NAME_START, absorbs_stray_text, named_element_body, python_body, quoted_json_body, yaml_body,
+)
 from utp.parsers.taggedjson import salvage_list, valid_json_before
+from utp.parsers.families.jamba import PYTHON_CALL_LIST
 from utp.parsers.families.keyword_command import attribute_call
 from utp.parsers.flatcalls import flat_calls
 from utp.parsers.familykit import NAME_ATTRIBUTE, NAME_ATTRIBUTE_HEAD, closer_bound, json_arguments_before, make_call, string_open_at, unreadable
@@ -103,7 +106,8 @@ def _body_head(tag: str) -> str:
     if tag in _WEAK:
         json_head += rf"(?:[^<]*?{_NAME_WORD}|[^<]*+<(?!{tag}>))"
     else:
-        json_head += "|```|" + _LOST_OPENING.pattern  # a fenced block inside a call tag, or a call object that lost its ``{``
+        # a fenced block inside a call tag, a call object that lost its ``{``, or the call's JSON as a JSON string
+        json_head += "|```|" + _LOST_OPENING.pattern + "|" + QUOTED_JSON_START.pattern
     # an element naming the tool is followed by a parameter element, its closer or the end (not by
     # the tag again: a flood of "<tool_call><a>" is decided here, not in Python); further on, its
     # closing tag comes before the tag opens again, or neither does (a call cut off). That check
@@ -159,6 +163,8 @@ class HermesFamily(CallFamily):
             if fence is None:
                 return None
             cursor = fence.end()
+        if strong and tag == "tool_call" and PYTHON_CALL_LIST.match(text, cursor, limit) is not None:
+            return None  # a Python-style call list: the pythonic family's
         if cursor < limit and text[cursor] in "{[":
             return self._json_body(text, pos, cursor, limit, close, closer, strong, trigger, ctx)
         if cursor < limit and text[cursor] == "<":
@@ -166,6 +172,8 @@ class HermesFamily(CallFamily):
             return found if found is not None else named_element_body(self.name, text, pos, cursor, trigger, closer, strong, ctx)
         if strong and close >= 0 and (lost := _LOST_OPENING.match(text, cursor, close)) is not None:
             return self._lost_opening(text, lost.end(), close, closer, "{" if lost.end() > cursor else '{"')
+        if strong and QUOTED_JSON_START.match(text, cursor) is not None:
+            return quoted_json_body(self.name, text, pos, cursor, close, closer)
         if (written_as_yaml := yaml_body(self.name, text, pos, cursor, close, closer, ctx)) is not None:
             return written_as_yaml
         line = _NAME_LINE.match(text, body_start, limit) or _RECIPIENT_LINE.match(text, body_start, limit)
@@ -460,8 +468,8 @@ class HermesFamily(CallFamily):
         body = skip_space(text, pos + len(trigger), len(text))
         if body >= len(text) or text[body] in "{[<":
             return False
-        if PYTHON_CALL_HEAD.match(text, body) is not None or YAML_NAME_START.match(text, body) is not None or BARE_NAME_THEN_KEY.match(text, body):
-            return False  # a Python-style call, or one written as YAML: decided by the closer (or the end)
+        if any(start.match(text, body) is not None for start in (PYTHON_CALL_HEAD, YAML_NAME_START, BARE_NAME_THEN_KEY, QUOTED_JSON_START)):
+            return False  # a Python-style call, one written as YAML or as a JSON string: decided by the closer (or the end)
         line_end = text.find("\n", body, body + 122)
         if line_end < 0:
             return not re.match(r"[A-Za-z_][\w.\-]*[ \t]*(?:\{.*)?$", text[body : body + 121])

@@ -27,7 +27,11 @@ CLOSE = "</tool_calls>"
 #: opening tag -> closing tag (Jamba/Hunyuan, Llama-Nemotron)
 PAIRS = {OPEN: CLOSE, "<TOOLCALL>": "</TOOLCALL>"}
 #: a Python-style call list where the JSON list belongs
-_PYTHON_CALL_LIST = re.compile(r"\s*+\[\s*+[A-Za-z_][\w.\-]*+\s*+\(")
+PYTHON_CALL_LIST = re.compile(r"\s*+\[\s*+[A-Za-z_][\w.\-]*+\s*+\(")
+#: JSON call tags that may hold a Python-style call list instead, from models prompted Python-style:
+#: these, and Hermes' ``<tool_call>[f(a=1), g()]</tool_call>`` (BFCL prompt-format replies); the
+#: ``pythonic`` family reads such a list, the tag's own family passes it on
+LISTED_TAGS = {**PAIRS, "<tool_call>": "</tool_call>"}
 
 
 @register_family
@@ -39,7 +43,7 @@ class JambaFamily(CallFamily):
     summary = '<tool_calls>[{"name": ..., "arguments": {...}}]</tool_calls> (Llama-Nemotron: <TOOLCALL>[...]</TOOLCALL>)'
 
     def extract(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        if _PYTHON_CALL_LIST.match(text, pos + len(trigger)):
+        if PYTHON_CALL_LIST.match(text, pos + len(trigger)):
             return None  # ``<TOOLCALL>[f(a=1)]``: a Python-style list, pythonic's
         return extract_tagged_json(self.name, text, pos, pos + len(trigger), (PAIRS[trigger],), resume_lines=True)
 

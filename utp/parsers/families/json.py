@@ -211,7 +211,8 @@ class JsonFamily(CallFamily):
         if turn_end is not None:
             end = turn_end.end()  # the answer ends with the call, whatever follows the token
         elif placement == "after_lead_in" and text[end:].strip() and not self._introduced(text, pos, end, calls, ctx):
-            return None  # JSON in the middle of an explanation, not the response's call
+            if not self._inline_after_lead_in(text, pos, value, end, repairs, ctx):
+                return None  # JSON in the middle of an explanation, not the response's call
         elif placement == "own_line" and not _ends_line(text, end):
             return None
         if not calls and not any(d.kind is DiagnosticKind.TRUNCATED for d in diagnostics):
@@ -219,6 +220,16 @@ class JsonFamily(CallFamily):
         if skip_ws(text, end) >= len(text):
             end = len(text)  # whether more calls follow depends on text not yet seen (streaming)
         return Extraction(end, calls, diagnostics)
+
+    def _inline_after_lead_in(self, text: str, pos: int, value: object, end: int, repairs: list[str], ctx: ParseContext) -> bool:
+        """A lead-in where someone acts, on the call's own line, the sentence going on after the call
+        (``Let me call this: {…} now.``): a call as one in the middle of a sentence is, an offered
+        tool's written whole; after a sample's lead-in (``Example: {…} is how``) it stays a sample."""
+        line = text[text.rfind("\n", 0, pos) + 1 : pos]
+        if not line.strip() or not _inline_in_sentence(line) or not _as_written(repairs) or not introduces_a_call(text, pos):
+            return False
+        found = calls_from_value(value, self.name, text[pos:end], repairs, require_arguments=True)
+        return found is not None and bool(found[0]) and all(offered(call, ctx) for call in found[0])
 
     @staticmethod
     def _introduced(text: str, pos: int, end: int, calls: list[ToolCall], ctx: ParseContext) -> bool:
@@ -280,12 +291,7 @@ class JsonFamily(CallFamily):
         if line_start < 0 or before[line_start + 1 :].strip():
             if not ctx.has_tools:
                 return None  # inline in a sentence: only an offered tool's name makes it a call
-            # inline in a sentence: a call only if it names an offered tool (checked once read), and
-            # not inside inline code (an odd number of backticks before it on its line: shown, not
-            # used), nor after other JSON on its line (a sentence leads into it, not data), nor glued
-            # to a word (``items[...]``, ``f{...}``: code), nor assigned or passed (``data = {...}``: code),
-            # and only after a word of prose
-            if line.count("`") % 2 or _JSON_PUNCTUATION.search(line) or _WORD_END.search(line) or _CODE_BEFORE.search(line) or not _PROSE_WORD.search(line):
+            if not _inline_in_sentence(line):
                 return None
             return "inline" if plan or names_offered_tool_at(text, pos, ctx, nested=True) else None
         prose = before[:line_start].rstrip()
@@ -430,6 +436,17 @@ def _definition_shaped(value: object, family: str, raw: str, repairs: list[str])
         return None
     call, diagnostics = build_call(split[0], split[1], family, raw, [*repairs, DEFINITION_SHAPED])
     return ([call], diagnostics) if call is not None else None
+
+
+def _inline_in_sentence(line: str) -> bool:
+    """May JSON after ``line`` (its line's text before it) be a call in the middle of a sentence?
+
+    Only if it names an offered tool (checked once read), and not inside inline code (an odd
+    number of backticks before it on its line: shown, not used), nor after other JSON on its
+    line (a sentence leads into it, not data), nor glued to a word (``items[...]``, ``f{...}``:
+    code), nor assigned or passed (``data = {...}``: code), and only after a word of prose.
+    """
+    return not (line.count("`") % 2 or _JSON_PUNCTUATION.search(line) or _WORD_END.search(line) or _CODE_BEFORE.search(line)) and _PROSE_WORD.search(line) is not None
 
 
 def _as_written(repairs: list[str]) -> bool:

@@ -77,6 +77,8 @@ _WRAPPER = re.compile(r"<(" + "|".join(ARGUMENT_ELEMENTS) + r")>(.*)</\1>", re.S
 #: Claude's parameter element
 _PARAMETER = re.compile(r"""\s*+<parameter\s++name\s*+=\s*+(["'])([^"'<>\n]{1,128}+)\1\s*+>""")
 _PARAMETER_END = "</parameter>"
+#: the next parameter element's opener, which no value's own closer may lie beyond
+_NEXT_PARAMETER = re.compile(_PARAMETER.pattern.removeprefix(r"\s*+"))
 #: the longest element read
 _MAX_ELEMENT = 65536
 _DECODER = json.JSONDecoder()
@@ -104,15 +106,16 @@ class NamedToolElementFamily(CallFamily):
         if close == -1 or close - pos > _MAX_ELEMENT or (ctx.has_tools and not names_offered_tool(name, ctx)):
             return None
         body = text[opener.end() : close]
+        repairs: list[str] = []
         if body.lstrip().startswith("{"):
             arguments = _json_arguments(body) if opener.group("tag") != "tool_call" else None  # (Hermes reads that tag's)
         else:
-            arguments = _arguments(body, ctx.tool(name), vocabulary_needed=not ctx.has_tools)
+            arguments = _arguments(body, ctx.tool(name), not ctx.has_tools, repairs)
         if arguments is None:
             return None
         end = close + len(closer)
         diagnostics: list[Diagnostic] = []
-        return Extraction(end, [make_call(self.name, name, arguments, text[pos:end], pos, [], diagnostics)], diagnostics, final=True)
+        return Extraction(end, [make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)], diagnostics, final=True)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
         """Decided once the element closed (or grew too long to be read)."""
@@ -144,7 +147,7 @@ def _json_arguments(body: str) -> dict[str, Any] | None:
     return value if type(value) is dict else None
 
 
-def _arguments(body: str, tool: Tool | None, vocabulary_needed: bool) -> dict[str, Any] | None:
+def _arguments(body: str, tool: Tool | None, vocabulary_needed: bool, repairs: list[str]) -> dict[str, Any] | None:
     """The arguments the body writes as elements, typed by ``tool``'s schema; None when it is not only those."""
     inner = body.strip()
     wrapper = _WRAPPER.fullmatch(inner)
@@ -153,7 +156,7 @@ def _arguments(body: str, tool: Tool | None, vocabulary_needed: bool) -> dict[st
     if not inner:
         return {} if wrapper is not None or not vocabulary_needed else None
     if _PARAMETER.match(inner):
-        raw = _parameters(inner)
+        raw = _parameters(inner, repairs)
     elif wrapper is None and vocabulary_needed:
         return None
     else:
@@ -163,19 +166,30 @@ def _arguments(body: str, tool: Tool | None, vocabulary_needed: bool) -> dict[st
     return {key: typed_value(value, property_schema(tool, key), untyped="json") for key, value in raw.items()}
 
 
-def _parameters(inner: str) -> dict[str, str] | None:
-    """``<parameter name="k">v</parameter>`` elements, nothing else between them: raw values by key."""
+def _parameters(inner: str, repairs: list[str]) -> dict[str, str] | None:
+    """``<parameter name="k">v</parameter>`` elements, nothing else between them: raw values by key.
+
+    A value closed by its own key's tag instead (``<parameter name="content">…</content>``,
+    codii's Gemma 4 test) ends there, recorded, when no ``</parameter>`` comes before the
+    next parameter: the closer named after what it closes.
+    """
     values: dict[str, str] = {}
     at = 0
     while at < len(inner):
         parameter = _PARAMETER.match(inner, at)
         if parameter is None:
             return None if inner[at:].strip() else values
-        close = inner.find(_PARAMETER_END, parameter.end())
-        if close == -1 or parameter.group(2) in values:
+        key, close, closer = parameter.group(2), inner.find(_PARAMETER_END, parameter.end()), _PARAMETER_END
+        following = _NEXT_PARAMETER.search(inner, parameter.end())
+        bound = len(inner) if following is None else following.start()
+        own = inner.find(f"</{key}>", parameter.end(), bound) if close == -1 or bound < close else -1
+        if own != -1:
+            close, closer = own, f"</{key}>"
+            repairs.append(f"{_PARAMETER_END} written as {closer} after parameter {key!r}")
+        if close == -1 or key in values:
             return None
-        values[parameter.group(2)] = unwrap_cdata(unindented(inner[parameter.end() : close]).strip())
-        at = close + len(_PARAMETER_END)
+        values[key] = unwrap_cdata(unindented(inner[parameter.end() : close]).strip())
+        at = close + len(closer)
     return values
 
 

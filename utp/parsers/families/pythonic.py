@@ -44,7 +44,7 @@ from utp.parsers.base import CallFamily, Extraction, ParseContext, Start, Trigge
 from utp.parsers.taggedjson import extract_tagged_json
 from utp.parsers.familykit import clip, ended_before, make_call, unreadable
 from utp.parsers.leadins import introduces_a_call
-from utp.parsers.families.jamba import PAIRS as JAMBA_PAIRS
+from utp.parsers.families.jamba import LISTED_TAGS
 from utp.parsers.families.keyword_command import command_line
 from utp.parsers.pyliteral import CallFailure, LiteralError, RawCall
 from utp.parsers.quotedcalls import quoted_calls
@@ -64,7 +64,7 @@ WRAPPERS = {
     LFM_OPEN: LFM_CLOSE,
     OLMO_OPEN: OLMO_CLOSE,
     LLAMA4_OPEN: LLAMA4_CLOSE,
-    **{opener: closer for opener, closer in JAMBA_PAIRS.items()},
+    **{opener: closer for opener, closer in LISTED_TAGS.items()},
 }
 #: fences whose label declares a call; the body is read like a wrapped block
 FENCE_OPENERS, FENCE_CLOSE = ("```tool_code", "```tool_call"), "```"
@@ -115,7 +115,7 @@ class PythonicFamily(CallFamily):
         "[": r"(?=[\sA-Za-z_'\"])\s{0,16}+['\"]?+[A-Za-z_][\w.\-]*+\s*+\(",
         **dict.fromkeys(FENCE_OPENERS, _FENCE_HEAD),
         **dict.fromkeys(WRAPPERS, _WRAPPED_SCAN_HEAD),
-        **dict.fromkeys(JAMBA_PAIRS, _LISTED_SCAN_HEAD),
+        **dict.fromkeys(LISTED_TAGS, _LISTED_SCAN_HEAD), "<tool_call>": _LISTED,  # (a flood of Hermes tags visits none)
     }) + (
         #: a code fence, once tools are offered: Gemma/Gemini write ```` ```python ```` calls of them
         Trigger(CODE_FENCE, CODE_FENCE_HEAD, offered_only=True),
@@ -147,7 +147,7 @@ class PythonicFamily(CallFamily):
         if trigger not in _STATIC_TRIGGERS:
             return self._bracketless(text, pos, ctx)
         body_start = pos + len(trigger)
-        if trigger in JAMBA_PAIRS and _LISTED_HEAD.match(text, body_start) is None:
+        if trigger in LISTED_TAGS and _LISTED_HEAD.match(text, body_start) is None:
             return None  # JSON (jamba's), or no call list
         if trigger in FENCE_OPENERS:
             if _FENCE_HEAD_RE.match(text, body_start) is None:
