@@ -198,6 +198,42 @@ def test_attribute_elements_that_are_not_a_whole_call_are_no_call(text: str) -> 
     assert calls(text) == []
 
 
+WRITE = Tool("write_file", parameters={"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}})
+EDIT = Tool("edit_file", parameters={"type": "object", "properties": {"path": {"type": "string"}, "search": {"type": "string"}, "replace": {"type": "string"}}})
+BODIES = [
+    ("<write_file path='a.ts'>const x = 1;</write_file>", [("write_file", {"path": "a.ts", "content": "const x = 1;"})]),
+    ("Writing it.\n<write_file path='a.ts'>\nline1\n  line2\n</write_file>", [("write_file", {"path": "a.ts", "content": "line1\n  line2"})]),
+    (
+        "<edit_file path='a.ts'><search>return 1;</search><replace>return 2;</replace></edit_file>",
+        [("edit_file", {"path": "a.ts", "search": "return 1;", "replace": "return 2;"})],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), BODIES)
+def test_an_attributed_element_s_body_adds_the_arguments_left(text: str, want: list) -> None:
+    """The body of ``<write_file path='a'>…</write_file>`` (a desktop agent's prompt format for Llama
+    models) made the element no call; its text is the one parameter left, its elements the rest."""
+    tools = [*TOOLS, WRITE, EDIT]
+    assert [(c.name, c.arguments) for c in parse_response(text, tools=tools).tool_calls] == want
+    assert_every_cut_matches(text, tools, step=9)
+
+
+@pytest.mark.parametrize("text", [
+    "<write_file path='a.ts'>const x = <div>hi</div>;</write_file>",  # markup in the text: shown
+    "<edit_file path='a.ts'>return 2;</edit_file>",  # text, but two parameters left
+    "<edit_file path='a.ts'><path>b.ts</path></edit_file>",  # an element repeating an attribute
+])
+def test_attributed_elements_with_other_bodies_are_no_call(text: str) -> None:
+    assert parse_response(text, tools=[*TOOLS, WRITE, EDIT]).tool_calls == []
+
+
+def test_an_attributed_element_opened_again_before_its_closer_is_text() -> None:
+    parsed = parse_response("<write_file path='a.ts'>text <write_file path='b.ts'>more</write_file>", tools=[WRITE])
+    assert [(c.name, c.arguments) for c in parsed.tool_calls] == [("write_file", {"path": "b.ts", "content": "more"})]
+    assert parsed.content == "<write_file path='a.ts'>text"
+
+
 BUILTIN_SYNTAX = [
     ('brave_search.call(query="weather in London")', [("brave_search", {"query": "weather in London"})]),
     ("brave_search.call(query='tides', count=3)\n", [("brave_search", {"query": "tides", "count": 3})]),

@@ -112,6 +112,8 @@ KEYED = [
     ("Action: describe_pod\nAction Input: namespace: prod\npod: web-1\ntail: 20\n\nObservation: x", {"namespace": "prod", "pod": "web-1", "tail": 20}),
     ("Thought: check it.\nAction: describe_pod\nAction Input:\nnamespace: prod\ncommand:\n- grep\n- -i\n- ERROR", {"namespace": "prod", "command": ["grep", "-i", "ERROR"]}),
     ("Action: get_weather\nAction Input: city: Paris\nObservation: sunny", {"city": "Paris"}),
+    # Python's keyword arguments (a LangChain ReAct sample's tests)
+    ('Action: describe_pod\nAction Input: namespace="prod", tail=20\nObservation: x', {"namespace": "prod", "tail": 20}),
 ]
 
 
@@ -120,7 +122,7 @@ def test_an_input_written_as_yaml_key_value_lines_names_the_tools_parameters(tex
     parsed = parse_response(text, tools=[*TOOLS, POD])
     [call] = parsed.tool_calls
     assert call.arguments == arguments
-    assert "Action Input written as key: value lines, read as the tool's arguments" in call.repairs
+    assert "Action Input written as key: value lines (or key=value pairs), read as the tool's arguments" in call.repairs
     assert "namespace" not in parsed.content and "city:" not in parsed.content
 
 
@@ -134,6 +136,13 @@ def test_keyed_inputs_stream_at_every_cut(index: int) -> None:
 @pytest.mark.parametrize(("line", "value"), [("Note: bring an umbrella", "Note: bring an umbrella"), ("at 10: the usual place", "at 10: the usual place")])
 def test_a_text_whose_key_is_no_parameter_stays_the_only_parameters_text(line: str, value: str) -> None:
     assert calls(f"Action: get_weather\nAction Input: {line}\nObservation: x") == [("get_weather", {"city": value})]
+
+
+@pytest.mark.parametrize("line", ["nosuch=1, tail=2", "tail == 20", "namespace=prod pod", "tail=run(1)"])
+def test_keyword_arguments_that_are_not_the_tools_are_still_reported(line: str) -> None:
+    parsed = parse_response(f"Action: describe_pod\nAction Input: {line}\nObservation: x", tools=[*TOOLS, POD])
+    assert parsed.tool_calls == []
+    assert [d.kind for d in parsed.diagnostics] == [DiagnosticKind.UNPARSEABLE]
 
 
 def test_pairs_naming_no_parameter_of_a_tool_with_several_are_still_reported() -> None:

@@ -72,8 +72,23 @@ def yaml_arguments(body: str, tool: Any) -> dict[str, Any] | None:
 
 
 def keyed_arguments(text: str, tool: Any) -> dict[str, Any] | None:
-    """``text`` as YAML's ``key: value`` lines, else its first line as a list of pairs."""
-    return yaml_arguments(text, tool) or pair_list_arguments(text.split("\n", 1)[0].strip(), tool)
+    """``text`` as YAML's ``key: value`` lines, else its first line as a list of pairs or as keyword arguments."""
+    line = text.split("\n", 1)[0].strip()
+    return yaml_arguments(text, tool) or pair_list_arguments(line, tool) or keyword_arguments(line, tool)
+
+
+def keyword_arguments(line: str, tool: Any) -> dict[str, Any] | None:
+    """``query="test search", limit=5``: Python's keyword arguments (a LangChain ReAct sample's input),
+    read as a call's are (literals only, nothing evaluated); every key a parameter of the tool."""
+    from utp.parsers.pyliteral import LiteralError, parse_calls
+
+    try:
+        calls, _ = parse_calls(f"_({line})")
+    except (LiteralError, RecursionError):
+        return None
+    if len(calls) != 1 or calls[0].positional or not calls[0].keywords or not _parameters(calls[0].keywords, tool):
+        return None
+    return dict(calls[0].keywords)
 
 
 def pair_list_arguments(line: str, tool: Any) -> dict[str, Any] | None:

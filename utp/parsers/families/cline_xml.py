@@ -145,24 +145,30 @@ class ClineXmlFamily(CallFamily):
         return Extraction(end, [make_call(self.name, name, arguments, text[pos:end], pos, repairs, diagnostics)], diagnostics, final=True)
 
     def _attributes(self, text: str, pos: int, trigger: str, ctx: ParseContext) -> Extraction | None:
-        """``<NAME k="v" />`` (or ``<NAME k="v"></NAME>``): the attributes are the arguments."""
+        """``<NAME k="v" />`` (or ``<NAME k="v"></NAME>``): the attributes are the arguments, and a body
+        adds the rest (see :func:`body_arguments`)."""
         name, tool = trigger[1:-1], ctx.tool(trigger[1:-1])
         tag = _ATTRIBUTES_TAG.match(text, pos + len(trigger))
         if tool is None or tag is None:
             return None
-        end = tag.end()
-        if not tag.group().endswith("/>"):
-            closer = f"</{name}>"
-            after = skip_space(text, end)
-            if not text.startswith(closer, after):
-                return None  # an element with a body: the attributes are not the whole call
-            end = after + len(closer)
+        end = close = tag.end()
+        if not tag.group().endswith("/>"):  # closed later, before the element opens again (a flood: one search each)
+            close, reopened = find_forward(text, f"</{name}>", end), find_forward(text, trigger, end)
+            if close < 0 or 0 <= reopened < close:
+                return None
         arguments: dict[str, Any] = {}
         for attribute in _ONE_ATTRIBUTE.finditer(tag.group()):
             key, raw = attribute.group(1), html.unescape(attribute.group(2) if attribute.group(2) is not None else attribute.group(3))
             if key not in tool.properties or key in arguments:
                 return None
             arguments[key] = typed_value(raw, property_schema(tool, key), untyped="json")
+        if text[end:close].strip():
+            added = body_arguments(text[end:close], tool, arguments)
+            if added is None:
+                return None  # prose or other markup in the body: the element is shown, not used
+            arguments.update(added)
+        if not tag.group().endswith("/>"):
+            end = close + len(name) + 3  # past ``</NAME>``
         return Extraction(end, [make_call(self.name, name, arguments, text[pos:end], pos)], final=True)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
@@ -171,10 +177,10 @@ class ClineXmlFamily(CallFamily):
             tag = _ATTRIBUTES_TAG.match(text, body)
             if tag is None:
                 return any(mark in text[body : body + 2 * 4096 + 512] for mark in ">\n")
-            if tag.group().endswith("/>"):
+            if tag.group().endswith("/>") or find_forward(text, f"</{trigger[1:-1]}>", tag.end()) >= 0:
                 return True
-            rest = text[skip_space(text, tag.end()) :]
-            return not f"</{trigger[1:-1]}>".startswith(rest) or rest == f"</{trigger[1:-1]}>"
+            # a body may still become parameter elements or the text of the parameter left unset
+            return _MAY_BE_PARAMETERS.match(text, tag.end()) is None and not _text_may_close(text, tag.end(), trigger[1:-1])
         if trigger.endswith("/>") or find_forward(text, f"</{trigger[1:-1]}>", body) >= 0:
             return True
         if _text_may_close(text, body, trigger[1:-1]):
@@ -251,6 +257,22 @@ def text_argument(body: str, tool: Any) -> dict[str, Any] | None:
         return None
     key = next(iter(tool.properties))
     return {key: typed_value(block_value(body), property_schema(tool, key), untyped="json")}
+
+
+def body_arguments(body: str, tool: Any, given: dict[str, Any]) -> dict[str, Any] | None:
+    """The arguments an attributed element's body adds: its parameter elements
+    (``<edit_file path='a'><search>x</search><replace>y</replace></edit_file>``), or as text the one
+    declared parameter the attributes leave unset (``<write_file path='a'>text</write_file>``, a
+    desktop agent's Llama prompt format), laid out as a parameter element's. None when it is neither."""
+    elements = parameter_elements(body)
+    if elements is not None:
+        if any(key not in tool.properties or key in given for key in elements):
+            return None
+        return {key: typed_value(raw, property_schema(tool, key), untyped="json") for key, raw in elements.items()}
+    unset = [key for key in tool.properties if key not in given]
+    if len(unset) != 1 or tool.name in _HTML_TEXT_ELEMENTS or "<" in body or len(body) > MAX_TEXT_VALUE:
+        return None
+    return {unset[0]: typed_value(block_value(body), property_schema(tool, unset[0]), untyped="json")}
 
 
 def _text_may_close(text: str, body: int, name: str) -> bool:

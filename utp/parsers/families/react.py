@@ -117,12 +117,13 @@ _NAME_SEPARATORS = re.compile(r"[\s_\-]+")
 _SPACE = re.compile(r"\s*+")  # exactly what str.isspace() accepts
 #: a text input that opens as a YAML mapping line (``namespace: prod``, or a key alone on its line)
 _KEY_LINE = re.compile(r"[ \t]*+[A-Za-z_][\w\-]{0,100}+[ \t]*+:[ \t]*+\Z")
+_KEYWORD_START = re.compile(r"[ \t]*+[A-Za-z_]\w{0,100}+[ \t]*+=(?!=)")
 #: a line that goes on with such a mapping: another key, a list item, or an indented line
 _YAML_CONTINUATION = re.compile(r"[A-Za-z_][\w\-]{0,100}+[ \t]*+:(?:[ \t]|\Z)|[ \t]*+-(?:[ \t]|\Z)|[ \t]++\S")
 #: the longest keyed input read as YAML (YAML's reader is slow; arguments are short)
 MAX_KEYED = 4096
 #: the repair a keyed input records
-KEYED_INPUT = "Action Input written as key: value lines, read as the tool's arguments"
+KEYED_INPUT = "Action Input written as key: value lines (or key=value pairs), read as the tool's arguments"
 #: a whole input line that is a JSON number or boolean (typed, so an integer parameter gets an int) or null (no input)
 _JSON_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
 
@@ -390,6 +391,8 @@ def _read_line(text: str, at: int, step: _Step) -> _Step:
     if YAML_START.match(text, at, step.end + 1) or _KEY_LINE.match(text, at, step.end):
         step.keyed_end, step.final = _keyed_block_end(text, at)
         step.keyed = text[at : step.keyed_end]
+    elif _KEYWORD_START.match(text, at, step.end):  # ``query="x", limit=5``: keyword arguments on the line
+        step.keyed_end, step.keyed = step.end, text[at : step.end]
     line = text[at : step.end].strip()
     step.kind = "value"
     quoted = _json_string(line)
