@@ -2,8 +2,6 @@
 
 Sources (transcribed outside the repository, see docs/accuracy.md):
 
-* a Claude Code proxy's tests (cage, stored file 55119313876): a Qwen model's call with a
-  ``description`` beside its arguments;
 * cgtrai/amiagi's tool-calling tests: ``{"tool": f, "args": {…}, "intent": "inspect"}`` in fences and
   under ``tool_calls``;
 * peterdmv/beamclaw's parser: ``<invoke><name>curl</name><args>{…}</args></invoke>``;
@@ -68,14 +66,16 @@ def test_objects_a_purpose_key_does_not_make_a_call(text: str) -> None:
     assert _calls(text, None) == []
 
 
-def test_a_description_beside_a_name_and_arguments_is_still_a_call() -> None:
-    """``"description"`` beside ``arguments`` (a Qwen model's Claude Code call, in cage's proxy tests)
-    made the object no call; beside ``parameters`` it is a tool's definition, which stays one."""
-    text = '<tool_call>\n{"name": "read_file", "arguments": {"path": "a"}, "description": "Read the notes"}}\n</tool_call>'
-    assert _calls(text) == [("read_file", {"path": "a"})]
-    assert_every_cut_matches(text, TOOLS, step=9)
-    definition = '{"name": "read_file", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}'
-    assert _calls(f"The tool is defined as:\n{definition}\nUse it wisely.") == []
+def test_a_prompt_s_call_example_echoed_with_a_description_is_no_call() -> None:
+    """smollm2-135m's recorded reply to a Hermes prompt: the example call, a ``description`` added beside
+    its arguments. Reading a ``description`` beside ``arguments`` as words (a Claude Code proxy's test,
+    cage) made this echo a call, and the replay of the recorded run read differently; it was dropped."""
+    text = (
+        "To call a tool, reply with only the call, written exactly like this:\n\n<tool_call>\n"
+        '{"type": "function", "function": {"name": "flight_book", "description": "Book a flight.", '
+        '"arguments": {"_from": "example from", "to": "example to"}}}\n</tool_call>\n\nThis is a custom function.'
+    )
+    assert _calls(text, [Tool("flight_book")]) == []
 
 
 # --- <invoke> as a plain call tag ----------------------------------------------------------------

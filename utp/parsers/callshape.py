@@ -159,7 +159,7 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
     for norm in keys:
         if norm in NAME_KEYS and obj[keys[norm]] == obj[name_key]:
             continue  # the name written again under another name key (``"name": "f", "tool": "f"``)
-        if norm not in beside and keys[norm] is not name_key and keys[norm] not in arg_keys and not _says_call(norm, obj[keys[norm]]) and not _described(norm, obj, keys):
+        if norm not in beside and keys[norm] is not name_key and keys[norm] not in arg_keys and not _says_call(norm, obj[keys[norm]]):
             return None
         if norm in _WORDS_KEYS and obj[keys[norm]] is not None and type(obj[keys[norm]]) is not str:
             return None  # ``"content": {"status": …}`` beside the call: a result the model made up, not words to the user
@@ -169,13 +169,6 @@ def split_call_object(obj: Any, require_arguments: bool = False) -> tuple[str, A
         declared = says_call or obj.get(keys.get("type", "type")) in CALL_TYPES
         return None if require_arguments and not declared else _checked_name(obj[name_key], {})
     return _checked_name(obj[name_key], obj[arg_key])
-
-
-def _described(norm: str, obj: dict, keys: dict[str, Any]) -> bool:
-    """A description of the call beside its name and ``arguments`` (``"description": "List the files"``, as
-    Claude Code's Bash tool asks for one, written by a Qwen model beside the arguments instead of in
-    them): words, not an argument. Beside ``parameters`` it would make a tool's definition a call."""
-    return norm == "description" and type(obj[keys[norm]]) is str and "arguments" in keys
 
 
 def announced_call_arguments(value: Any, name: str, tool: Any) -> dict[str, Any] | None:

@@ -277,8 +277,10 @@ def _first_key_without_opener(text: str, body: int, close: int, ctx: ParseContex
     glued = _GLUED_KEY.match(text, body, close)
     if glued is not None:
         tool = _longest_prefix_tool(glued.group(1), ctx)
-        key = glued.group(1)[len(tool) :] if tool is not None else ""
-        return (tool, key, glued.end(1), f"split the key {key!r} off the name {glued.group(1)!r}") if tool is not None else None
+        if tool is None:
+            return None
+        key = glued.group(1)[len(tool) :]
+        return tool, key, glued.end(1), f"split the key {key!r} off the name {glued.group(1)!r}"
     spaced = _SPACED_KEY.match(text, body, close)
     if spaced is None or ctx.tool(spaced.group(1)) is None:
         return None
