@@ -151,24 +151,23 @@ class ClineXmlFamily(CallFamily):
         tag = _ATTRIBUTES_TAG.match(text, pos + len(trigger))
         if tool is None or tag is None:
             return None
-        end = close = tag.end()
+        body = close = end = tag.end()
         if not tag.group().endswith("/>"):  # closed later, before the element opens again (a flood: one search each)
-            close, reopened = find_forward(text, f"</{name}>", end), find_forward(text, trigger, end)
+            close, reopened = find_forward(text, f"</{name}>", body), find_forward(text, trigger, body)
             if close < 0 or 0 <= reopened < close:
                 return None
+            end = close + len(name) + 3  # past ``</NAME>``
         arguments: dict[str, Any] = {}
         for attribute in _ONE_ATTRIBUTE.finditer(tag.group()):
             key, raw = attribute.group(1), html.unescape(attribute.group(2) if attribute.group(2) is not None else attribute.group(3))
             if key not in tool.properties or key in arguments:
                 return None
             arguments[key] = typed_value(raw, property_schema(tool, key), untyped="json")
-        if text[end:close].strip():
-            added = body_arguments(text[end:close], tool, arguments)
+        if text[body:close].strip():
+            added = body_arguments(text[body:close], tool, arguments)
             if added is None:
                 return None  # prose or other markup in the body: the element is shown, not used
             arguments.update(added)
-        if not tag.group().endswith("/>"):
-            end = close + len(name) + 3  # past ``</NAME>``
         return Extraction(end, [make_call(self.name, name, arguments, text[pos:end], pos)], final=True)
 
     def settled(self, text: str, pos: int, trigger: str) -> bool:
